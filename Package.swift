@@ -1,0 +1,43 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+]
+
+let package = Package(
+    name: "Preferences",
+    // Observation needs macOS 14 / iOS 17; the store uses its own lock rather than `Mutex`
+    // so that it does not need macOS 15 / iOS 18.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+    products: [
+        .library(name: "Preferences", targets: ["Preferences"]),
+        .executable(name: "preferences-demo", targets: ["PreferencesDemo"]),
+    ],
+    targets: [
+        .target(
+            name: "Preferences",
+            swiftSettings: upcomingFeatures + [.treatWarning("ExplicitSendable", as: .error)]
+        ),
+        .executableTarget(
+            name: "PreferencesDemo",
+            dependencies: ["Preferences"],
+            swiftSettings: upcomingFeatures
+        ),
+        // Declares a `PreferenceKey` protocol, as SwiftUI does, so the tests can prove that
+        // `Preferences.PreferenceKey` keeps working in a file that imports both.
+        .target(
+            name: "SwiftUIStandIn",
+            path: "Tests/SwiftUIStandIn",
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "PreferencesTests",
+            dependencies: ["Preferences", "PreferencesDemo", "SwiftUIStandIn"],
+            swiftSettings: upcomingFeatures
+        ),
+    ]
+)

@@ -1,0 +1,26 @@
+/// A type that a store keeps natively, with no encoder in between.
+///
+/// The library makes these types direct: `Bool`; `Int`, `Int8`, `Int16`, `Int32`, `Int64`,
+/// `UInt`, `UInt8`, `UInt16`, `UInt32`, `UInt64`; `Double`, `Float`; `String`, `Data`, `Date`,
+/// `URL`; and arrays and `[String: Value]` dictionaries of direct types, nested to any depth.
+///
+/// Other types are stored by their raw value when they are `RawRepresentable` with a direct raw
+/// value, or else encoded when they are `Codable`: declare the key the same way and the right
+/// strategy is chosen at compile time. Only the library can make a type direct.
+public protocol DirectPreferenceValue: Codable, Sendable {
+    /// The conversion between this type and the form a store keeps it in.
+    ///
+    /// The library supplies it for each direct type; it is not meant to be implemented elsewhere.
+    static var _preferenceCodec: _DirectCodec<Self> { get }
+}
+
+/// The conversion between a direct type and the form a store keeps it in.
+///
+/// It is opaque: only the library creates one, for the types it stores directly.
+public struct _DirectCodec<Value>: Sendable {
+    let encode: @Sendable (Value) -> StoredValue
+    /// Returns `nil` when the stored value is not of this type, or does not fit in it.
+    let decode: @Sendable (StoredValue) -> Value?
+    /// Whether decoding costs little enough that a store need not cache the decoded value.
+    let isScalar: Bool
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// How one key turns its values into stored values and back: the encoding strategy, fixed when the
+/// key is declared.
+struct KeyCodec<Value: Sendable>: Sendable {
+    /// Returns `nil` for a value that means "no entry": the `nil` of an optional key.
+    let encode: @Sendable (Value) throws(EncodeFailure) -> StoredValue?
+    let decode: @Sendable (StoredValue) throws(DecodeFailure) -> Value
+    /// Whether a store keeps the decoded value so that repeated reads do not decode again.
+    let cachesDecodedValues: Bool
+}
+
+/// Why a value could not be encoded.
+enum EncodeFailure: Error {
+    case encoderFailed(String)
+}
+
+/// Why a stored value could not be decoded as a key's type.
+enum DecodeFailure: Error {
+    /// The stored kind is not this type's, or the stored number does not fit in it.
+    case mismatch
+    /// The stored kind is right but the value does not decode.
+    case invalid(String)
+}
+
+extension KeyCodec where Value: DirectPreferenceValue {
+    static var direct: KeyCodec {
+        let codec = Value._preferenceCodec
+        return KeyCodec(
+            encode: { codec.encode($0) },
+            decode: { stored throws(DecodeFailure) in
+                guard let value = codec.decode(stored) else { throw .mismatch }
+                return value
+            },
+            cachesDecodedValues: !codec.isScalar
+        )
+    }
+}
+
+extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferenceValue {
+    static var rawValue: KeyCodec {
+        let codec = Value.RawValue._preferenceCodec
+        return KeyCodec(
+            encode: { codec.encode($0.rawValue) },
+            decode: { stored throws(DecodeFailure) in
+                guard let raw = codec.decode(stored) else { throw .mismatch }
+                guard let value = Value(rawValue: raw) else {
+                    throw .invalid("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))")
+                }
+                return value
+            },
+            cachesDecodedValues: true
+        )
+    }
+}
+
+extension KeyCodec where Value: Codable {
+    /// JSON with sorted keys, so that equal values encode to equal bytes and an unchanged value is
+    /// recognised as no change.
+    static var codable: KeyCodec {
+        KeyCodec(
+            encode: { value throws(EncodeFailure) in
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                do {
+                    return .encoded(try encoder.encode(value))
+                } catch {
+                    throw .encoderFailed(describe(error))
+                }
+            },
+            decode: { stored throws(DecodeFailure) in
+                guard case .encoded(let data) = stored else { throw .mismatch }
+                do {
+                    return try JSONDecoder().decode(Value.self, from: data)
+                } catch {
+                    throw .invalid(describe(error))
+                }
+            },
+            cachesDecodedValues: true
+        )
+    }
+}
+
+extension KeyCodec {
+    /// The codec of an optional key, built on its wrapped type's: `nil` is stored as no entry.
+    static func optional<Wrapped>(_ wrapped: KeyCodec<Wrapped>) -> KeyCodec<Wrapped?> {
+        KeyCodec<Wrapped?>(
+            encode: { value throws(EncodeFailure) in
+                guard let value else { return nil }
+                return try wrapped.encode(value)
+            },
+            decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
+            cachesDecodedValues: wrapped.cachesDecodedValues
+        )
+    }
+}
+
+/// A one-line account of an encoding or decoding error, with the coding path where there is one.
+private func describe(_ error: any Error) -> String {
+    let context: String?
+    let path: [any CodingKey]
+    switch error {
+    case EncodingError.invalidValue(_, let info):
+        (context, path) = (info.debugDescription, info.codingPath)
+    case DecodingError.typeMismatch(_, let info), DecodingError.valueNotFound(_, let info),
+        DecodingError.keyNotFound(_, let info), DecodingError.dataCorrupted(let info):
+        (context, path) = (info.debugDescription, info.codingPath)
+    default:
+        (context, path) = (nil, [])
+    }
+    guard let context else { return String(describing: error) }
+    let location = path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    return location.isEmpty ? context : "\(context) (at \(location))"
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The tagged form in which every backend keeps a value.
+///
+/// The tag is what lets a read of the wrong type be detected rather than coerced: a `String` is
+/// never read as a `Bool`, an integer never as a `Double`, an encoded struct never as an integer.
+enum StoredValue: Sendable {
+    case bool(Bool)
+    /// Every signed integer type, widened.
+    case signed(Int64)
+    /// Every unsigned integer type, widened.
+    case unsigned(UInt64)
+    case double(Double)
+    case float(Float)
+    case string(String)
+    case data(Data)
+    /// Seconds since the reference date, exactly as `Date` holds them.
+    case date(Double)
+    /// The URL's absolute string, so that every part of it round-trips.
+    case url(String)
+    case array([StoredValue])
+    case dictionary([String: StoredValue])
+    /// A `Codable` value, encoded as JSON.
+    case encoded(Data)
+
+    /// What is stored, in words, for error messages.
+    var kindDescription: String {
+        switch self {
+        case .bool: "Bool"
+        case .signed: "signed integer"
+        case .unsigned: "unsigned integer"
+        case .double: "Double"
+        case .float: "Float"
+        case .string: "String"
+        case .data: "Data"
+        case .date: "Date"
+        case .url: "URL"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        case .encoded: "encoded Codable value"
+        }
+    }
+}
+
+extension StoredValue: Hashable {
+    // Floating-point values compare by bit pattern: `-0.0` must not count as the `0.0` already
+    // stored (a write would be skipped and the sign lost), and a NaN equals itself.
+    static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.bool(let a), .bool(let b)): a == b
+        case (.signed(let a), .signed(let b)): a == b
+        case (.unsigned(let a), .unsigned(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        case (.string(let a), .string(let b)): a == b
+        case (.data(let a), .data(let b)): a == b
+        case (.date(let a), .date(let b)): a.bitPattern == b.bitPattern
+        case (.url(let a), .url(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.dictionary(let a), .dictionary(let b)): a == b
+        case (.encoded(let a), .encoded(let b)): a == b
+        default: false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let value): hasher.combine(0 as UInt8); hasher.combine(value)
+        case .signed(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .unsigned(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .double(let value): hasher.combine(3 as UInt8); hasher.combine(value.bitPattern)
+        case .float(let value): hasher.combine(4 as UInt8); hasher.combine(value.bitPattern)
+        case .string(let value): hasher.combine(5 as UInt8); hasher.combine(value)
+        case .data(let value): hasher.combine(6 as UInt8); hasher.combine(value)
+        case .date(let value): hasher.combine(7 as UInt8); hasher.combine(value.bitPattern)
+        case .url(let value): hasher.combine(8 as UInt8); hasher.combine(value)
+        case .array(let value): hasher.combine(9 as UInt8); hasher.combine(value)
+        case .dictionary(let value): hasher.combine(10 as UInt8); hasher.combine(value)
+        case .encoded(let value): hasher.combine(11 as UInt8); hasher.combine(value)
+        }
+    }
+}

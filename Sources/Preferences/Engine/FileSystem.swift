@@ -1,0 +1,133 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The file operations the engine performs, as thin wrappers over the system calls.
+///
+/// Every failure becomes a ``PreferencesError`` naming the operation, the path and the `errno`.
+/// ``fault`` is the seam through which tests make a chosen operation fail, the way a full disk or a
+/// read-only volume would, while everything else runs against the real file system.
+struct FileSystem: Sendable {
+    enum Operation: String, Sendable, CaseIterable {
+        case open
+        case read
+        case write
+        case fsync
+        case rename
+        case createDirectory = "create directory"
+        case fsyncDirectory = "fsync the directory"
+        case removeDataProtection = "remove data protection from"
+    }
+
+    /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
+    var fault: @Sendable (Operation, String) -> Int32? = { _, _ in nil }
+
+    /// The file's bytes, or `nil` if there is no file at `path`.
+    func readFile(at path: String) throws(PreferencesError) -> [UInt8]? {
+        let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
+        if descriptor == -1 { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = try check(.read, path) {
+                chunk.withUnsafeMutableBytes { Int32(clamping: read(descriptor, $0.baseAddress, $0.count)) }
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<Int(count)])
+        }
+    }
+
+    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the old
+    /// file or the new one: write a temporary file, sync it, rename it over, sync the directory.
+    func replaceFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        try createDirectory(at: directory)
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try writeNewFile(at: temporary, bytes: bytes)
+            _ = try check(.rename, path) { rename(temporary, path) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Writes a file that must not exist yet, and syncs it and its directory.
+    func createFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) {
+        try writeNewFile(at: path, bytes: bytes)
+        try syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    func fileExists(at path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
+    private func writeNewFile(at path: String, bytes: [UInt8]) throws(PreferencesError) {
+        let descriptor = try check(.open, path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+        defer { close(descriptor) }
+        try removeDataProtection(from: path)
+        var offset = 0
+        while offset < bytes.count {
+            let written = try check(.write, path) {
+                bytes.withUnsafeBytes { buffer in
+                    Int32(clamping: write(descriptor, buffer.baseAddress! + offset, buffer.count - offset))
+                }
+            }
+            offset += Int(written)
+        }
+        _ = try check(.fsync, path) { Self.synchronize(descriptor) }
+    }
+
+    private func createDirectory(at path: String) throws(PreferencesError) {
+        var status = stat()
+        if stat(path, &status) == 0 { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path {
+            try createDirectory(at: parent)
+        }
+        let result = try check(.createDirectory, path, allowing: EEXIST) { mkdir(path, 0o700) }
+        if result == 0 {
+            try syncDirectory(parent.isEmpty ? "." : parent)
+        }
+    }
+
+    private func syncDirectory(_ path: String) throws(PreferencesError) {
+        let directory = path.isEmpty ? "." : path
+        let descriptor = try check(.fsyncDirectory, directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(descriptor) }
+        _ = try check(.fsyncDirectory, directory) { fsync(descriptor) }
+    }
+
+    /// Runs a system call that returns -1 on failure, through the fault seam, retrying on `EINTR`.
+    /// `allowing` names an `errno` (such as `ENOENT` for an optional file) that yields -1 instead.
+    @discardableResult
+    private func check(
+        _ operation: Operation,
+        _ path: String,
+        allowing allowed: Int32? = nil,
+        _ call: () -> Int32
+    ) throws(PreferencesError) -> Int32 {
+        if let injected = fault(operation, path) {
+            throw PreferencesError(
+                .fileOperationFailed(path: path, operation: operation.rawValue, errorNumber: injected)
+            )
+        }
+        while true {
+            let result = call()
+            if result != -1 { return result }
+            let error = errno
+            if error == EINTR { continue }
+            if error == allowed { return -1 }
+            throw PreferencesError(.fileOperationFailed(path: path, operation: operation.rawValue, errorNumber: error))
+        }
+    }
+}

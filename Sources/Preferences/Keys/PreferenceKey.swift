@@ -1,0 +1,147 @@
+/// A typed, namespaced key with a default value: everything a store needs to read and write one preference.
+///
+/// Declare keys once, in an extension of ``PreferenceKeys``, and read them from a store with a
+/// leading dot:
+///
+/// ```swift
+/// extension PreferenceKeys {
+///     static let prefersLargeText = PreferenceKey<Bool>("largeText", default: false)
+///     static let theme = PreferenceKey<Theme>("theme", default: .system)   // RawRepresentable
+///     static let pet = PreferenceKey<Pet?>("pet")                          // Codable, no value by default
+///     static let sdkFlag = PreferenceKey<Bool>("flag", default: false, in: .custom("com.vendor.sdk"))
+/// }
+///
+/// store[.prefersLargeText] = true
+/// ```
+///
+/// The initialiser you call chooses how values are stored, at compile time: natively for a
+/// ``DirectPreferenceValue``, as the raw value for a `RawRepresentable` type whose raw value is
+/// direct, and encoded for any other `Codable` type. Optional values take no default: absence is
+/// `nil`, and assigning `nil` removes the entry.
+///
+/// A key's identity is its namespace and name. Names and namespaces that are empty, contain a
+/// control character or a colon, are not in Unicode Normalization Form C, or (for namespaces)
+/// begin with an underscore are programming errors: declaring such a key stops the program with a
+/// message naming the key and the rule. See <doc:DeclaringKeys>.
+///
+/// In a file that also imports SwiftUI, which has a `PreferenceKey` protocol of its own, write
+/// `Preferences.PreferenceKey`, or ``PreferenceKeys/Key`` inside `extension PreferenceKeys`.
+public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Sendable {
+    // `@unchecked` only because `Sendable` cannot be checked for a subclass; every stored
+    // property is an immutable `let` of a `Sendable` type, and the superclass has no state.
+
+    /// The key's name within its namespace.
+    public let name: String
+
+    /// The namespace the key's name lives in.
+    public let namespace: PreferenceNamespace
+
+    /// The value a store returns when nothing is stored for the key, or what is stored cannot be read.
+    public let defaultValue: Value
+
+    let codec: KeyCodec<Value>
+
+    private init(name: String, namespace: PreferenceNamespace, defaultValue: Value, codec: KeyCodec<Value>) {
+        KeyValidation.validate(name: name, namespace: namespace)
+        self.name = name
+        self.namespace = namespace
+        self.defaultValue = defaultValue
+        self.codec = codec
+        super.init()
+    }
+}
+
+extension PreferenceKey {
+    /// Creates a key for a type the store keeps natively, such as `Bool`, `Int`, `String`, `Date` or `URL`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .direct)
+    }
+
+    /// Creates a key for a `RawRepresentable` type, stored as its raw value.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value: RawRepresentable, Value.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .rawValue)
+    }
+
+    /// Creates a key for a `Codable` type, stored encoded as JSON.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value: Codable {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .codable)
+    }
+
+    /// Creates a key for a type that is both `RawRepresentable` and `Codable`, stored as its raw value.
+    ///
+    /// The raw value is the smaller and more readable form, and it is what `@AppStorage` stores.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value: RawRepresentable & Codable, Value.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .rawValue)
+    }
+}
+
+extension PreferenceKey {
+    /// Creates a key for an optional value of a type the store keeps natively; `nil` when nothing is stored.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: nil, codec: .optional(.direct))
+    }
+
+    /// Creates a key for an optional `RawRepresentable` value, stored as its raw value; `nil` when nothing is stored.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: nil, codec: .optional(.rawValue))
+    }
+
+    /// Creates a key for an optional `Codable` value, stored encoded as JSON; `nil` when nothing is stored.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: Codable {
+        self.init(name: name, namespace: namespace, defaultValue: nil, codec: .optional(.codable))
+    }
+
+    /// Creates a key for an optional value that is both `RawRepresentable` and `Codable`, stored as its raw value.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: RawRepresentable & Codable, Wrapped.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: nil, codec: .optional(.rawValue))
+    }
+}
+
+extension PreferenceKey: CustomStringConvertible {
+    /// The key as `namespace:name`, such as `app:theme`.
+    public var description: String { "\(namespace):\(name)" }
+}

@@ -1,0 +1,25 @@
+/// The namespace and name that identify a stored value.
+///
+/// Stores list their contents as stored keys, and errors name the key they concern with one.
+public struct StoredKey: Hashable, Sendable {
+    /// The namespace the value is stored in; the store's own app namespace is ``PreferenceNamespace/app``.
+    public let namespace: PreferenceNamespace
+
+    /// The key's name within its namespace.
+    public let name: String
+
+    /// Creates a stored key.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: The namespace the value is stored in.
+    public init(_ name: String, in namespace: PreferenceNamespace = .app) {
+        self.name = name
+        self.namespace = namespace
+    }
+}
+
+extension StoredKey: CustomStringConvertible {
+    /// The key as `namespace:name`, such as `app:theme` or `com.vendor.sdk:flag`.
+    public var description: String { "\(namespace):\(name)" }
+}

@@ -1,0 +1,99 @@
+extension PreferencesError {
+    /// Everything an error knows, by kind.
+    enum Detail: Hashable, Sendable {
+        case typeMismatch(key: StoredKey, stored: String, expected: String)
+        case decodingFailed(key: StoredKey, expected: String, reason: String)
+        case encodingFailed(key: StoredKey, valueType: String, reason: String)
+        case conflictingValueTypes(key: StoredKey, first: String, second: String)
+        case damagedFile(path: String, damage: DamageReport)
+        case unsupportedFormatVersion(path: String, found: Int, supported: Int)
+        case fileOperationFailed(path: String, operation: String, errorNumber: Int32)
+        case storeUnavailable(path: String, reason: String)
+
+        var code: Code {
+            switch self {
+            case .typeMismatch: .typeMismatch
+            case .decodingFailed: .decodingFailed
+            case .encodingFailed: .encodingFailed
+            case .conflictingValueTypes: .conflictingValueTypes
+            case .damagedFile: .damagedFile
+            case .unsupportedFormatVersion: .unsupportedFormatVersion
+            case .fileOperationFailed: .fileOperationFailed
+            case .storeUnavailable: .storeUnavailable
+            }
+        }
+
+        var key: StoredKey? {
+            switch self {
+            case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
+                .conflictingValueTypes(let key, _, _):
+                key
+            case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable:
+                nil
+            }
+        }
+
+        var filePath: String? {
+            switch self {
+            case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
+                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _):
+                path
+            case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes:
+                nil
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .typeMismatch(let key, let stored, let expected):
+                "Type mismatch for key '\(key)': a \(stored) is stored, but the key's type is \(expected). "
+                    + "The stored value was left untouched."
+            case .decodingFailed(let key, let expected, let reason):
+                "The value stored for key '\(key)' does not decode as \(expected): \(reason). "
+                    + "The stored value was left untouched."
+            case .encodingFailed(let key, let valueType, let reason):
+                "A \(valueType) for key '\(key)' could not be encoded: \(reason). Nothing was written."
+            case .conflictingValueTypes(let key, let first, let second):
+                "Key '\(key)' is used with two value types in this process: \(first) and \(second). "
+                    + "Declare each key once, with one type."
+            case .damagedFile(let path, let damage):
+                "The store file '\(path)' is damaged: \(damage)."
+            case .unsupportedFormatVersion(let path, let found, let supported):
+                "The store file '\(path)' has format version \(found), but this library reads versions up to "
+                    + "\(supported). It was written by a newer version and was left untouched."
+            case .fileOperationFailed(let path, let operation, let errorNumber):
+                "Could not \(operation) '\(path)': \(systemErrorDescription(errorNumber)) (errno \(errorNumber))."
+            case .storeUnavailable(let path, let reason):
+                "The store '\(path)' cannot accept writes: \(reason)"
+            }
+        }
+    }
+
+    static func typeMismatch(key: StoredKey, stored: StoredValue, expected: Any.Type) -> PreferencesError {
+        PreferencesError(.typeMismatch(key: key, stored: stored.kindDescription, expected: typeName(expected)))
+    }
+}
+
+/// What a store found in a damaged file, and what it did about it.
+struct DamageReport: Hashable, Sendable, CustomStringConvertible {
+    /// The entries or records that verified and were loaded.
+    var recoveredRecords: Int
+    /// The byte ranges of the file that did not verify.
+    var damagedRanges: [Range<Int>]
+    /// Why the file as a whole did not verify, such as a bad header or a short body.
+    var reason: String
+    /// Where a copy of the damaged file was kept, once one was.
+    var copyPath: String?
+
+    var description: String {
+        let ranges = damagedRanges.isEmpty ? "none" : damagedRanges.map { "\($0.lowerBound)..<\($0.upperBound)" }
+            .joined(separator: ", ")
+        let copy = copyPath.map { "a copy of the damaged file was kept at '\($0)'" } ?? "no copy could be kept"
+        return "\(reason); recovered \(recoveredRecords) records; bytes that did not verify: \(ranges); \(copy)"
+    }
+}
+
+/// The name of a type as a user wrote it, such as `Int` or `Optional<Theme>`.
+func typeName(_ type: Any.Type) -> String {
+    String(describing: type)
+}

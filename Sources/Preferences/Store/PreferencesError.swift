@@ -1,0 +1,75 @@
+/// An error that a store throws or reports: what went wrong, and the key or file it concerns.
+///
+/// Compare ``code`` to tell errors apart, and read ``key`` or ``filePath`` to see where:
+///
+/// ```swift
+/// do {
+///     let count = try store.value(for: .launchCount)
+/// } catch let error as PreferencesError where error.code == .typeMismatch {
+///     print(error)  // names the key, what was stored and what was expected
+/// }
+/// ```
+///
+/// Errors from a subscript, which cannot throw, reach ``PreferencesStore/errors`` instead.
+public struct PreferencesError: Error, Hashable, Sendable {
+    let detail: Detail
+
+    /// What kind of error this is.
+    public var code: Code { detail.code }
+
+    /// The key the error concerns, if it concerns one.
+    public var key: StoredKey? { detail.key }
+
+    /// The path of the file the error concerns, if it concerns one.
+    public var filePath: String? { detail.filePath }
+
+    init(_ detail: Detail) {
+        self.detail = detail
+    }
+}
+
+extension PreferencesError {
+    /// A kind of ``PreferencesError``.
+    ///
+    /// New codes may be added in later versions, so a `switch` over codes needs a `default` case.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A short name for the code, such as `typeMismatch`.
+        public let description: String
+
+        private init(_ description: String) {
+            self.description = description
+        }
+
+        /// The stored value is of another type than the key's, or does not fit in it. It was left untouched.
+        public static let typeMismatch = Code("typeMismatch")
+
+        /// The stored value has the right kind but does not decode as the key's type: a `Codable` value
+        /// whose decoder threw, or a raw value with no matching case. It was left untouched.
+        public static let decodingFailed = Code("decodingFailed")
+
+        /// The value could not be encoded for storage; nothing was written.
+        public static let encodingFailed = Code("encodingFailed")
+
+        /// One key was used with two different value types in this process.
+        public static let conflictingValueTypes = Code("conflictingValueTypes")
+
+        /// The store's file is damaged. What could be verified was loaded, and a copy of the damaged
+        /// file kept beside it.
+        public static let damagedFile = Code("damagedFile")
+
+        /// The store's file was written by a newer version of this library. It was left untouched.
+        public static let unsupportedFormatVersion = Code("unsupportedFormatVersion")
+
+        /// An operation on the file system failed, such as writing, syncing or renaming a file.
+        public static let fileOperationFailed = Code("fileOperationFailed")
+
+        /// The store cannot accept writes, because its file could not be opened or its damaged file
+        /// could not be preserved before being replaced.
+        public static let storeUnavailable = Code("storeUnavailable")
+    }
+}
+
+extension PreferencesError: CustomStringConvertible {
+    /// A sentence saying what went wrong, where, and what became of the data.
+    public var description: String { detail.description }
+}

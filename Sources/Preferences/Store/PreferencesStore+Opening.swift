@@ -1,0 +1,104 @@
+public import Foundation
+
+extension PreferencesStore {
+    /// What opening a store does when its file is damaged.
+    public enum DamageHandling: Sendable, Hashable {
+        /// Load every record that verifies, keep a copy of the damaged file beside it, open, and
+        /// report the damage through ``PreferencesStore/errors``. A file in which nothing verifies
+        /// opens empty, with its copy kept. The default.
+        case recover
+
+        /// Throw a ``PreferencesError/Code/damagedFile`` error and leave the file exactly as it is.
+        case throwError
+    }
+
+    /// Opens the store kept in a file, creating the file on the first write.
+    ///
+    /// A damaged file is never taken for an empty one and never overwritten unread: see
+    /// ``DamageHandling``. A file that cannot be read at all, or that a newer version of this
+    /// library wrote, makes this initialiser throw.
+    ///
+    /// - Parameters:
+    ///   - fileURL: The store's file. Its folder is created when needed.
+    ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    ///   - handling: What to do if the file is damaged.
+    /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
+    ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
+    ///   ``PreferencesError/Code/damagedFile`` if it is damaged and `handling` is ``DamageHandling/throwError``.
+    public convenience init(
+        fileURL: URL,
+        appNamespace: String = PreferencesStore.defaultAppNamespace,
+        ifDamaged handling: DamageHandling = .recover
+    ) throws {
+        try self.init(fileURL: fileURL, appNamespace: appNamespace, ifDamaged: handling, fileSystem: FileSystem())
+    }
+
+    convenience init(
+        fileURL: URL,
+        appNamespace: String = PreferencesStore.defaultAppNamespace,
+        ifDamaged handling: DamageHandling = .recover,
+        fileSystem: FileSystem
+    ) throws(PreferencesError) {
+        let opened = try FileBackend.open(path: fileURL.path, ifDamaged: handling, fileSystem: fileSystem)
+        self.init(
+            backend: opened.backend,
+            entries: opened.entries,
+            appNamespace: appNamespace,
+            fileURL: fileURL,
+            problems: opened.problems
+        )
+    }
+
+    /// Creates a store that keeps its values in memory only, for tests and previews.
+    ///
+    /// - Parameter appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    /// - Returns: An empty store whose values last as long as it does.
+    public static func inMemory(appNamespace: String = PreferencesStore.defaultAppNamespace) -> PreferencesStore {
+        PreferencesStore(backend: InMemoryBackend(), entries: [:], appNamespace: appNamespace, fileURL: nil)
+    }
+
+    /// The store in the platform's usual place for this program's settings: ``standardFileURL``.
+    ///
+    /// It opens on first use. If its file cannot be opened, it still exists, so that code holding it
+    /// keeps working: reads return defaults, every write fails with
+    /// ``PreferencesError/Code/storeUnavailable``, and the reason is reported through ``errors``.
+    /// Open a store with ``init(fileURL:appNamespace:ifDamaged:)`` to handle that case yourself.
+    public static let standard: PreferencesStore = {
+        let url = standardFileURL
+        do throws(PreferencesError) {
+            return try PreferencesStore(fileURL: url, fileSystem: FileSystem())
+        } catch {
+            return PreferencesStore(
+                backend: UnavailableBackend(location: url.path, reason: error),
+                entries: [:],
+                appNamespace: defaultAppNamespace,
+                fileURL: url,
+                problems: [error]
+            )
+        }
+    }()
+
+    /// Where ``standard`` keeps its file.
+    ///
+    /// On Apple platforms, `Application Support/<bundle identifier>/preferences.store`. On Linux,
+    /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
+    /// `XDG_CONFIG_HOME` is unset, where the name is the bundle identifier if there is one and the
+    /// process name otherwise. To share values between an app and its extensions, open a store in
+    /// the app group's container with ``init(fileURL:appNamespace:ifDamaged:)`` instead.
+    public static var standardFileURL: URL {
+        let identifier = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return standardDirectory.appendingPathComponent(identifier, isDirectory: true)
+            .appendingPathComponent("preferences.store", isDirectory: false)
+    }
+
+    private static var standardDirectory: URL {
+        #if canImport(Darwin)
+        return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+        #else
+        if let configuration = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
+            return URL(fileURLWithPath: configuration, isDirectory: true)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config", isDirectory: true)
+        #endif
+    }
+}

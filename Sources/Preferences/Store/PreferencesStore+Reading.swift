@@ -1,0 +1,142 @@
+extension PreferencesStore {
+    /// The value stored for a key, or the key's default; setting it writes the value.
+    ///
+    /// When what is stored cannot be read as the key's type, the getter returns the default,
+    /// leaves the stored data untouched, and reports the problem through ``errors`` once for that
+    /// stored value. When a value cannot be written, the setter keeps the old value and reports.
+    /// Setting `nil` for an optional key removes its entry.
+    ///
+    /// - Parameter key: The key to read or write.
+    public subscript<Value>(key: PreferenceKey<Value>) -> Value {
+        get {
+            do {
+                return try storedValue(for: key) ?? key.defaultValue
+            } catch {
+                reportOnce(error, for: storageKey(for: key))
+                return key.defaultValue
+            }
+        }
+        set {
+            do {
+                try commit([change(setting: newValue, for: key)])
+            } catch {
+                errorChannel.report(error)
+            }
+        }
+    }
+
+    /// The value stored for a key, or `nil` if there is none.
+    ///
+    /// Unlike the subscript, this tells absence from the default, and throws rather than returning
+    /// the default when the stored value cannot be read.
+    ///
+    /// - Parameter key: The key to read.
+    /// - Returns: The stored value, or `nil` if nothing is stored for the key.
+    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch`` or
+    ///   ``PreferencesError/Code/decodingFailed``, naming the key, what is stored and what was expected.
+    public func value<Value>(for key: PreferenceKey<Value>) throws -> Value? {
+        try storedValue(for: key)
+    }
+
+    /// The value stored for an optional key, or `nil` if there is none.
+    ///
+    /// - Parameter key: The key to read.
+    /// - Returns: The stored value, or `nil` if nothing is stored for the key.
+    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch`` or
+    ///   ``PreferencesError/Code/decodingFailed``, naming the key, what is stored and what was expected.
+    public func value<Wrapped>(for key: PreferenceKey<Wrapped?>) throws -> Wrapped? {
+        try storedValue(for: key) ?? nil
+    }
+
+    /// Whether anything is stored for a key, whatever its type.
+    ///
+    /// - Parameter key: The key to look for.
+    /// - Returns: `true` if the store holds an entry under the key's namespace and name.
+    public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
+        let storageKey = storageKey(for: key)
+        return state.withLock { $0.slots[storageKey]?.stored != nil }
+    }
+
+    /// The keys of every stored entry, or of those in one namespace, sorted by namespace and name.
+    ///
+    /// - Parameter namespace: The namespace to list, or `nil` for all of them.
+    /// - Returns: The stored keys; entries in this store's app namespace have the namespace
+    ///   ``PreferenceNamespace/app``.
+    public func storedKeys(in namespace: PreferenceNamespace? = nil) -> [StoredKey] {
+        let resolved = namespace?.resolved(appNamespace: appNamespace)
+        let keys = state.withLock { state in
+            state.slots.compactMap { key, slot in
+                slot.stored != nil && (resolved == nil || key.namespace == resolved) ? key : nil
+            }
+        }
+        return keys.sorted().map(storedKey(for:))
+    }
+
+    /// Reads a key: the stored value decoded as the key's type, `nil` when there is none.
+    ///
+    /// Takes the lock once to look the key up, and, for a type whose decoding costs something and
+    /// the first time only, once more to cache what it decoded. Decoding runs outside the lock,
+    /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's.
+    func storedValue<Value>(for key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
+        let storageKey = storageKey(for: key)
+        let (stored, decoded, generation, conflictingType) = state.withLock { state in
+            Self.look(into: &state.slots[storageKey, default: Slot()], as: Value.self)
+        }
+        if let conflictingType {
+            reportConflict(for: storageKey, first: conflictingType, second: Value.self)
+        }
+        guard let stored else { return nil }
+        if let decoded = decoded as? Value {
+            return decoded
+        }
+        let value: Value
+        do throws(DecodeFailure) {
+            value = try key.codec.decode(stored)
+        } catch {
+            switch error {
+            case .mismatch:
+                throw .typeMismatch(key: storedKey(for: storageKey), stored: stored, expected: Value.self)
+            case .invalid(let reason):
+                throw PreferencesError(
+                    .decodingFailed(key: storedKey(for: storageKey), expected: typeName(Value.self), reason: reason)
+                )
+            }
+        }
+        if key.codec.cachesDecodedValues {
+            state.withLock { state in
+                if state.slots[storageKey]?.generation == generation {
+                    state.slots[storageKey]?.decoded = value
+                }
+            }
+        }
+        return value
+    }
+
+    private static func look(
+        into slot: inout Slot,
+        as type: any Any.Type
+    ) -> (StoredValue?, (any Sendable)?, UInt64, (any Any.Type)?) {
+        let conflictingType = slot.register(type)
+        return (slot.stored, slot.decoded, slot.generation, conflictingType)
+    }
+
+    /// Reports a read failure the first time it happens for the value now stored, not on every read.
+    private func reportOnce(_ error: PreferencesError, for key: StorageKey) {
+        let isNew = state.withLock { state in
+            guard let slot = state.slots[key], slot.reportedFailureGeneration != slot.generation else { return false }
+            state.slots[key]?.reportedFailureGeneration = slot.generation
+            return true
+        }
+        if isNew {
+            errorChannel.report(error)
+        }
+    }
+
+    func reportConflict(for key: StorageKey, first: any Any.Type, second: any Any.Type) {
+        errorChannel.report(
+            PreferencesError(
+                .conflictingValueTypes(key: storedKey(for: key), first: typeName(first), second: typeName(second))
+            )
+        )
+    }
+}

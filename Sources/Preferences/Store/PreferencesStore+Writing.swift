@@ -1,0 +1,141 @@
+extension PreferencesStore {
+    /// Writes a value for a key; for an optional key, `nil` removes the entry.
+    ///
+    /// The value is on disk, as far as the store's backend promises, when this returns. A value
+    /// equal to the one stored is not written again.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/encodingFailed`` if the value cannot be
+    ///   encoded, or the backend's error if it cannot be written. Nothing changes when it throws.
+    public func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
+        try commit([change(setting: value, for: key)])
+    }
+
+    /// Removes the entry for a key, so that reading it gives the key's default.
+    ///
+    /// - Parameter key: The key whose entry to remove.
+    /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
+    public func removeValue<Value>(for key: PreferenceKey<Value>) throws {
+        try commit([PendingChange(key: storageKey(for: key), value: nil, valueType: Value.self)])
+    }
+
+    /// Removes every entry in a namespace, in one commit.
+    ///
+    /// - Parameter namespace: The namespace to empty.
+    /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
+    public func removeAll(in namespace: PreferenceNamespace) throws {
+        let resolved = namespace.resolved(appNamespace: appNamespace)
+        try writeLock.withLock { _ throws(PreferencesError) in
+            let keys = state.withLock { state in
+                state.slots.compactMap { key, slot in key.namespace == resolved && slot.stored != nil ? key : nil }
+            }
+            try commit(keys.map { PendingChange(key: $0, value: nil, valueType: nil) })
+        }
+    }
+
+    /// Reads, changes and writes one value atomically: no other write to the store comes between.
+    ///
+    /// ```swift
+    /// try store.update(.launchCount) { $0 += 1 }
+    /// ```
+    ///
+    /// The body starts from the stored value, or the key's default when nothing is stored.
+    ///
+    /// - Parameters:
+    ///   - key: The key to update.
+    ///   - body: Changes the value in place; it may return a result.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` throws, or a ``PreferencesError`` if the stored value cannot be read as
+    ///   the key's type (the body does not run) or the new value cannot be written. Nothing changes
+    ///   when it throws.
+    @discardableResult
+    public func update<Value, Result>(_ key: PreferenceKey<Value>, _ body: (inout Value) throws -> Result) throws
+        -> Result
+    {
+        try transaction { preferences in
+            var value = try preferences.value(for: key) ?? key.defaultValue
+            let result = try body(&value)
+            try preferences.setValue(value, for: key)
+            return result
+        }
+    }
+
+    /// Runs a body that reads and writes several keys, and commits its writes together: all or nothing.
+    ///
+    /// ```swift
+    /// try store.transaction { preferences in
+    ///     preferences[.theme] = .dark
+    ///     preferences[.fontSize] = preferences[.fontSize] + 1
+    /// }
+    /// ```
+    ///
+    /// No other write to the store comes between the body's reads and the commit. If the body
+    /// throws, or a value set in it cannot be encoded, nothing is written.
+    ///
+    /// - Parameter body: Reads and writes through the transaction it is given.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` throws, or a ``PreferencesError`` if a value cannot be encoded or the batch
+    ///   cannot be written.
+    @discardableResult
+    public func transaction<Result>(_ body: (inout PreferencesTransaction) throws -> Result) throws -> Result {
+        try writeLock.withLock { _ in
+            var transaction = PreferencesTransaction(store: self)
+            let result = try body(&transaction)
+            try commit(transaction.finish())
+            return result
+        }
+    }
+
+    /// Encodes a value for a key into the change that writes it.
+    func change<Value>(setting value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) -> PendingChange {
+        let storageKey = storageKey(for: key)
+        do throws(EncodeFailure) {
+            return PendingChange(key: storageKey, value: try key.codec.encode(value), valueType: Value.self)
+        } catch {
+            switch error {
+            case .encoderFailed(let reason):
+                throw PreferencesError(
+                    .encodingFailed(key: storedKey(for: storageKey), valueType: typeName(Value.self), reason: reason)
+                )
+            }
+        }
+    }
+
+    /// Writes a batch: drops the changes that change nothing, has the backend make the rest durable,
+    /// then applies them to memory. Nothing changes if the backend throws.
+    func commit(_ changes: [PendingChange]) throws(PreferencesError) {
+        var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
+        defer {
+            for (key, first, second) in conflicts {
+                reportConflict(for: key, first: first, second: second)
+            }
+        }
+        try writeLock.withLock { _ throws(PreferencesError) in
+            let effective = state.withLock { state in
+                changes.filter { change in
+                    if let type = change.valueType, let first = state.slots[change.key, default: Slot()].register(type) {
+                        conflicts.append((change.key, first, type))
+                    }
+                    return state.slots[change.key]?.stored != change.value
+                }
+            }
+            guard !effective.isEmpty else { return }
+            try backend.commit(effective.map { EntryChange(key: $0.key, value: $0.value) })
+            state.withLock { state in
+                for change in effective {
+                    state.slots[change.key, default: Slot()].replace(with: change.value)
+                }
+            }
+        }
+    }
+}
+
+/// A change on its way to a commit, with the value type it was written as.
+struct PendingChange {
+    var key: StorageKey
+    var value: StoredValue?
+    /// `nil` for changes made without a typed key, such as removing a namespace.
+    var valueType: (any Any.Type)?
+}

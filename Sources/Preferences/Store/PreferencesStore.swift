@@ -1,0 +1,94 @@
+public import Foundation
+
+/// A thread-safe store of typed preferences, read from memory and kept durably by its backend.
+///
+/// Subscript a store with a key declared in ``PreferenceKeys``:
+///
+/// ```swift
+/// let store = PreferencesStore.standard
+/// store[.prefersLargeText] = true
+/// if store[.prefersLargeText] { ... }
+///
+/// try store.update(.launchCount) { $0 += 1 }
+/// try store.transaction { preferences in
+///     preferences[.theme] = .dark
+///     preferences[.accentColor] = "indigo"
+/// }
+/// ```
+///
+/// Reads are served from memory and never touch the disk. Every write goes to the backend before
+/// the store's memory changes, so what you read is always what is stored. A write of an identical
+/// value is not written at all.
+///
+/// The subscript never throws: when what is stored cannot be read as the key's type it returns the
+/// key's default and reports the problem through ``errors``; when a value cannot be written the
+/// old value stays and the problem is reported the same way. The throwing methods,
+/// ``value(for:)-(PreferenceKey<Value>)``, ``setValue(_:for:)`` and the rest, throw a
+/// ``PreferencesError`` instead.
+///
+/// A store is `Sendable`: use it from any thread or task. Its locks are never held while your
+/// code runs, except for the body of ``transaction(_:)`` and ``update(_:_:)``, which must not wait
+/// for another thread that writes to the same store.
+public final class PreferencesStore: Sendable {
+    /// The name the app's own namespace, ``PreferenceNamespace/app``, is stored under in this store.
+    public let appNamespace: String
+
+    /// The file the store keeps its values in, or `nil` for an in-memory store.
+    public let fileURL: URL?
+
+    let backend: any PreferencesBackend
+    let state: Locked<StoreState>
+    /// Held for the whole of a commit, and for a transaction's body: writers go one at a time,
+    /// while readers take only `state`'s lock and never wait for the disk. Recursive, so that a
+    /// transaction's body can write.
+    let writeLock = Locked((), recursive: true)
+    let errorChannel: ErrorChannel
+
+    /// The app namespace a store uses unless told otherwise: `"app"`.
+    ///
+    /// It is a constant, not the bundle identifier, so an app and its extensions that open the same
+    /// file see the same values, and it is never empty on Linux, where there is no bundle identifier.
+    public static let defaultAppNamespace = "app"
+
+    init(
+        backend: any PreferencesBackend,
+        entries: [StorageKey: StoredValue],
+        appNamespace: String,
+        fileURL: URL?,
+        problems: [PreferencesError] = []
+    ) {
+        KeyValidation.validate(appNamespace: appNamespace)
+        self.backend = backend
+        self.appNamespace = appNamespace
+        self.fileURL = fileURL
+        state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }))
+        errorChannel = ErrorChannel()
+        errorChannel.report(problems)
+    }
+
+    /// The problems the store reports rather than throws: values that could not be read or written
+    /// through the subscript, keys used with two types, a damaged file found on opening.
+    ///
+    /// Each access returns a new stream that receives every error reported from then on. Errors
+    /// reported while no stream exists (such as damage found while the store opened) are kept, up
+    /// to 100, and delivered to the next stream.
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await error in store.errors {
+    ///         logger.error("\(error)")
+    ///     }
+    /// }
+    /// ```
+    public var errors: AsyncStream<PreferencesError> {
+        errorChannel.subscribe()
+    }
+
+    func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
+        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
+    }
+
+    func storedKey(for key: StorageKey) -> StoredKey {
+        StoredKey(key.name, in: PreferenceNamespace(stored: key.namespace, appNamespace: appNamespace))
+    }
+}
