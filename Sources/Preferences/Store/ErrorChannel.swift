@@ -34,6 +34,14 @@ final class ErrorChannel: Sendable {
         }
     }
 
+    /// Removes and returns the errors reported while nobody was subscribed.
+    func takeBacklog() -> [PreferencesError] {
+        state.withLock { state in
+            defer { state.backlog.removeAll() }
+            return state.backlog
+        }
+    }
+
     func subscribe() -> AsyncStream<PreferencesError> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: PreferencesError.self,

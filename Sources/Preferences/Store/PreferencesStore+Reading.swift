@@ -86,8 +86,9 @@ extension PreferencesStore {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
         guard let stored else { return nil }
-        if let decoded = decoded as? Value {
-            return decoded
+        // Unwrapped first: a `nil` cast to an optional `Value` would succeed as `.some(nil)`.
+        if let decoded, let value = decoded as? Value {
+            return value
         }
         let value: Value
         do throws(DecodeFailure) {

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import Preferences
+
+struct KeyTests {
+    @Test func aKeyCarriesItsNameNamespaceAndDefault() {
+        let key = PreferenceKeys.vendorFlag
+        #expect(key.name == "flag")
+        #expect(key.namespace == .custom("com.vendor.sdk"))
+        #expect(key.defaultValue == false)
+        #expect(key.description == "com.vendor.sdk:flag")
+        #expect(PreferenceKeys.flag.namespace == .app)
+        #expect(PreferenceKeys.pet.defaultValue == nil)
+    }
+
+    @Test func theSameNameInDifferentNamespacesIsADifferentKey() throws {
+        let store = PreferencesStore.inMemory()
+        store[.flag] = true
+        #expect(store[.vendorFlag] == false)
+        #expect(store[.globalFlag] == false)
+        store[.vendorFlag] = true
+        #expect(store.storedKeys() == [
+            StoredKey("flag", in: .app),
+            StoredKey("flag", in: .custom("com.vendor.sdk")),
+        ])
+    }
+
+    @Test func theAppNamespaceIsTheStoresAndACustomNamespaceOfTheSameNameMeetsIt() {
+        let store = PreferencesStore.inMemory(appNamespace: "com.example.app")
+        store[.flag] = true
+        let sameEntry = PreferenceKey<Bool>("flag", default: false, in: .custom("com.example.app"))
+        #expect(store[sameEntry] == true)
+        #expect(store.storedKeys() == [StoredKey("flag", in: .app)])
+    }
+
+    @Test(arguments: [
+        ("", "it must not be empty"),
+        ("a\u{7}b", "it must not contain control characters"),
+        ("line\nbreak", "it must not contain control characters"),
+        ("a:b", "it must not contain ':'"),
+        ("e\u{301}", "Normalization Form C"),
+    ])
+    func invalidNamesBreakARule(name: String, rule: String) throws {
+        let violation = try #require(KeyValidation.violation(in: name, isNamespace: false))
+        #expect(violation.contains(rule))
+    }
+
+    @Test func reservedNamespacesBreakARuleButNamesMayBeginWithAnUnderscore() {
+        #expect(KeyValidation.violation(in: "_private", isNamespace: true)?.contains("reserved") == true)
+        #expect(KeyValidation.violation(in: "_private", isNamespace: false) == nil)
+    }
+
+    @Test(arguments: ["largeText", "com.example.setting", "a b", "é", "日本語", "with-dash_and.dot"])
+    func ordinaryNamesAreValid(name: String) {
+        #expect(KeyValidation.violation(in: name, isNamespace: false) == nil)
+        #expect(KeyValidation.violation(in: name, isNamespace: true) == nil)
+    }
+
+    @Test func declaringAKeyWithAnEmptyNameStopsWithAMessageNamingTheRule() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = PreferenceKey<Bool>("", default: false)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Invalid preference key name \"\""))
+        #expect(message.contains("it must not be empty"))
+    }
+
+    @Test func declaringAKeyWithTheSeparatorStopsWithAMessageNamingTheKey() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = PreferenceKey<Int>("window:width", default: 0)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("\"window:width\""))
+        #expect(message.contains("must not contain ':'"))
+    }
+
+    @Test func declaringAKeyInAReservedNamespaceStopsWithAMessageNamingBoth() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = PreferenceKey<Int>("count", default: 0, in: .custom("_ledger"))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("\"_ledger\""))
+        #expect(message.contains("\"count\""))
+        #expect(message.contains("reserved"))
+    }
+
+    @Test func declaringAKeyWithAControlCharacterStops() async {
+        await #expect(processExitsWith: .failure) {
+            _ = PreferenceKey<String?>("tab\there")
+        }
+    }
+
+    @Test func aStoreWithAnInvalidAppNamespaceStops() async {
+        await #expect(processExitsWith: .failure) {
+            _ = PreferencesStore.inMemory(appNamespace: "")
+        }
+    }
+}

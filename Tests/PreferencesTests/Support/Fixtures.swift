@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import Preferences
+
+enum Theme: String, Codable, Sendable, CaseIterable {
+    case system, light, dark
+}
+
+enum Level: Int, Sendable {
+    case low = 1, high = 2
+}
+
+struct Pet: Codable, Sendable, Hashable {
+    var name: String
+    var age: Int
+}
+
+/// A value whose `Double` cannot be encoded as JSON when it is not finite.
+struct Measurement: Codable, Sendable, Hashable {
+    var value: Double
+}
+
+extension PreferenceKeys {
+    static let flag = PreferenceKey<Bool>("flag", default: false)
+    static let count = PreferenceKey<Int>("count", default: 0)
+    static let ratio = PreferenceKey<Double>("ratio", default: 0)
+    static let title = PreferenceKey<String>("title", default: "untitled")
+    static let theme = PreferenceKey<Theme>("theme", default: .system)
+    static let level = PreferenceKey<Level>("level", default: .low)
+    static let pet = PreferenceKey<Pet?>("pet")
+    static let nickname = PreferenceKey<String?>("nickname")
+    static let measurement = PreferenceKey<Measurement>("measurement", default: Measurement(value: 0))
+    static let vendorFlag = PreferenceKey<Bool>("flag", default: false, in: .custom("com.vendor.sdk"))
+    static let globalFlag = PreferenceKey<Bool>("flag", default: false, in: .global)
+}
+
+/// A folder of its own under the system's temporary directory, removed when the test is done.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("PreferencesTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    var storeURL: URL { url.appendingPathComponent("preferences.store") }
+
+    /// Every file in the folder, by name.
+    func fileNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+    }
+}
+
+/// Where a store under test keeps its values: the conformance tests run against each.
+enum BackendKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case memory
+    case file
+
+    var testDescription: String { rawValue }
+}
+
+/// A store of one kind, which can be reopened to check what outlives it.
+final class StoreFixture: Sendable {
+    let kind: BackendKind
+    let directory: TemporaryDirectory
+    let store: PreferencesStore
+
+    init(_ kind: BackendKind, appNamespace: String = PreferencesStore.defaultAppNamespace) throws {
+        self.kind = kind
+        directory = try TemporaryDirectory()
+        switch kind {
+        case .memory: store = .inMemory(appNamespace: appNamespace)
+        case .file: store = try PreferencesStore(fileURL: directory.storeURL, appNamespace: appNamespace)
+        }
+    }
+
+    /// The same store opened again from its file; the in-memory store is its own only copy.
+    func reopened() throws -> PreferencesStore {
+        switch kind {
+        case .memory: store
+        case .file: try PreferencesStore(fileURL: directory.storeURL, appNamespace: store.appNamespace)
+        }
+    }
+}
+
+/// Counts the file operations a store performs, through the engine's seam, and fails chosen ones.
+final class FileOperationLog: Sendable {
+    private let state = Locked<(counts: [FileSystem.Operation: Int], failing: [FileSystem.Operation: Int32])>(
+        ([:], [:])
+    )
+
+    var fileSystem: FileSystem {
+        FileSystem { operation, _ in
+            self.state.withLock { state in
+                state.counts[operation, default: 0] += 1
+                return state.failing[operation]
+            }
+        }
+    }
+
+    func count(of operation: FileSystem.Operation) -> Int {
+        state.withLock { $0.counts[operation, default: 0] }
+    }
+
+    func fail(_ operation: FileSystem.Operation, with errorNumber: Int32?) {
+        state.withLock { $0.failing[operation] = errorNumber }
+    }
+}
