@@ -27,7 +27,7 @@ extension PreferencesStore {
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeAll(in namespace: PreferenceNamespace) throws {
         let resolved = namespace.resolved(appNamespace: appNamespace)
-        try writeLock.withLock { _ throws(PreferencesError) in
+        try writeLock.withLock { () throws(PreferencesError) in
             let keys = state.withLock { state in
                 state.slots.compactMap { key, slot in key.namespace == resolved && slot.stored != nil ? key : nil }
             }
@@ -80,7 +80,7 @@ extension PreferencesStore {
     ///   cannot be written.
     @discardableResult
     public func transaction<Result>(_ body: (inout PreferencesTransaction) throws -> Result) throws -> Result {
-        try writeLock.withLock { _ in
+        try writeLock.withLock {
             var transaction = PreferencesTransaction(store: self)
             let result = try body(&transaction)
             try commit(transaction.finish())
@@ -112,7 +112,7 @@ extension PreferencesStore {
                 reportConflict(for: key, first: first, second: second)
             }
         }
-        try writeLock.withLock { _ throws(PreferencesError) in
+        try writeLock.withLock { () throws(PreferencesError) in
             let effective = state.withLock { state in
                 changes.filter { change in
                     if let type = change.valueType, let first = state.slots[change.key, default: Slot()].register(type) {

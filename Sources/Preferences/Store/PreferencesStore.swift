@@ -41,7 +41,7 @@ public final class PreferencesStore: Sendable {
     /// Held for the whole of a commit, and for a transaction's body: writers go one at a time,
     /// while readers take only `state`'s lock and never wait for the disk. Recursive, so that a
     /// transaction's body can write.
-    let writeLock = Locked((), recursive: true)
+    let writeLock = SystemLock(recursive: true)
     let errorChannel: ErrorChannel
 
     /// The app namespace a store uses unless told otherwise: `"app"`.

@@ -1,5 +1,11 @@
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 @testable import Preferences
 
 enum Theme: String, Codable, Sendable, CaseIterable {
@@ -38,14 +44,18 @@ extension PreferenceKeys {
 final class TemporaryDirectory: Sendable {
     let url: URL
 
+    // `mkdtemp` rather than `FileManager.createDirectory`, which trips an exclusivity check inside
+    // swift-foundation when tests running in parallel call it at once.
     init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("PreferencesTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        var template = Array((NSTemporaryDirectory() + "/PreferencesTests-XXXXXX").utf8CString)
+        guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        url = URL(fileURLWithPath: String(cString: path), isDirectory: true)
     }
 
     deinit {
-        try? FileManager.default.removeItem(at: url)
+        try? FileManager().removeItem(at: url)
     }
 
     var storeURL: URL { url.appendingPathComponent("preferences.store") }

@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+@testable import Preferences
+
+/// Writes, removals, transactions and `update`, against every backend.
+struct StoreWritingTests {
+    @Test(arguments: BackendKind.allCases)
+    func valuesOutliveTheStore(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        fixture.store[.flag] = true
+        fixture.store[.count] = 42
+        fixture.store[.theme] = .dark
+        fixture.store[.vendorFlag] = true
+        let reopened = try fixture.reopened()
+        #expect(reopened[.flag] == true)
+        #expect(reopened[.count] == 42)
+        #expect(reopened[.theme] == .dark)
+        #expect(reopened[.vendorFlag] == true)
+        #expect(reopened[.globalFlag] == false)
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func removingAValueGivesTheDefaultAgain(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        fixture.store[.count] = 5
+        try fixture.store.removeValue(for: .count)
+        #expect(fixture.store[.count] == 0)
+        #expect(!fixture.store.contains(.count))
+        #expect(try fixture.reopened().value(for: .count) == nil)
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func removingANamespaceRemovesOnlyItsEntries(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
+        store[.flag] = true
+        store[.count] = 1
+        store[.vendorFlag] = true
+        store[.globalFlag] = true
+        try store.removeAll(in: .app)
+        #expect(store.storedKeys() == [StoredKey("flag", in: .global), StoredKey("flag", in: .custom("com.vendor.sdk"))])
+        #expect(store.storedKeys(in: .app).isEmpty)
+        try store.removeAll(in: .custom("com.vendor.sdk"))
+        #expect(try fixture.reopened().storedKeys() == [StoredKey("flag", in: .global)])
+    }
+
+    @Test func storedKeysAreListedByNamespaceAndName() {
+        let store = PreferencesStore.inMemory()
+        store[.title] = "a"
+        store[.count] = 1
+        store[.globalFlag] = true
+        _ = store[.ratio]  // read, never stored: not listed
+        #expect(store.storedKeys() == [StoredKey("flag", in: .global), StoredKey("count"), StoredKey("title")])
+        #expect(store.storedKeys(in: .global) == [StoredKey("flag", in: .global)])
+        #expect(store.storedKeys().map(\.description) == ["global:flag", "app:count", "app:title"])
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func updateReadsChangesAndWritesAtomically(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        let first = try fixture.store.update(.count) { value -> Int in
+            value += 1
+            return value
+        }
+        try fixture.store.update(.count) { $0 += 10 }
+        #expect(first == 1)
+        #expect(try fixture.reopened()[.count] == 11)
+    }
+
+    @Test func updateOfAValueThatCannotBeReadThrowsAndWritesNothing() throws {
+        let store = PreferencesStore.inMemory()
+        store[PreferenceKey<String>("count", default: "")] = "seven"
+        var bodyRan = false
+        let error = #expect(throws: PreferencesError.self) {
+            try store.update(.count) { _ in bodyRan = true }
+        }
+        #expect(error?.code == .typeMismatch)
+        #expect(!bodyRan)
+        #expect(store[PreferenceKey<String>("count", default: "")] == "seven")
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aTransactionCommitsEveryWriteTogether(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        fixture.store[.title] = "old"
+        let seen = try fixture.store.transaction { preferences -> String in
+            preferences[.count] = 3
+            preferences[.title] = "new"
+            preferences[.flag] = true
+            try preferences.setValue(Pet(name: "Rex", age: 2), for: .pet)
+            preferences.removeValue(for: .flag)
+            return preferences[.title] + String(preferences[.count])
+        }
+        #expect(seen == "new3")
+        let reopened = try fixture.reopened()
+        #expect(reopened[.title] == "new")
+        #expect(reopened[.count] == 3)
+        #expect(reopened[.pet] == Pet(name: "Rex", age: 2))
+        #expect(!reopened.contains(.flag))
+    }
+
+    @Test func aTransactionOfManyKeysIsOneFileWrite() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        try store.transaction { preferences in
+            for index in 0..<100 {
+                preferences[PreferenceKey<Int>("key\(index)", default: 0)] = index
+            }
+        }
+        #expect(log.count(of: .rename) == 1)
+        #expect(log.count(of: .fsync) == 1)
+        #expect(try PreferencesStore(fileURL: directory.storeURL).storedKeys().count == 100)
+    }
+
+    struct Cancelled: Error {}
+
+    @Test(arguments: BackendKind.allCases)
+    func aTransactionWhoseBodyThrowsWritesNothing(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        fixture.store[.count] = 1
+        #expect(throws: Cancelled.self) {
+            try fixture.store.transaction { preferences in
+                preferences[.count] = 2
+                preferences[.title] = "changed"
+                throw Cancelled()
+            }
+        }
+        let reopened = try fixture.reopened()
+        #expect(reopened[.count] == 1)
+        #expect(!reopened.contains(.title))
+    }
+
+    @Test func aValueThatCannotBeEncodedFailsTheWholeTransaction() throws {
+        let store = PreferencesStore.inMemory()
+        let error = #expect(throws: PreferencesError.self) {
+            try store.transaction { preferences in
+                preferences[.count] = 9
+                preferences[.measurement] = Measurement(value: .nan)
+            }
+        }
+        #expect(error?.code == .encodingFailed)
+        #expect(store[.count] == 0)
+    }
+
+    @Test func aTransactionBodyMayWriteToTheStoreDirectlyWithoutDeadlocking() throws {
+        let store = PreferencesStore.inMemory()
+        try store.transaction { preferences in
+            store[.title] = "direct"
+            preferences[.count] = preferences[.title].count
+        }
+        #expect(store[.title] == "direct")
+        #expect(store[.count] == 6)
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aValueThatCannotBeEncodedThrowsAndKeepsTheOldValue(on kind: BackendKind) throws {
+        let fixture = try StoreFixture(kind)
+        fixture.store[.measurement] = Measurement(value: 1.5)
+        let error = #expect(throws: PreferencesError.self) {
+            try fixture.store.setValue(Measurement(value: .infinity), for: .measurement)
+        }
+        #expect(error?.code == .encodingFailed)
+        #expect(error?.key == StoredKey("measurement"))
+        #expect(error?.description.contains("Measurement") == true)
+        #expect(fixture.store[.measurement] == Measurement(value: 1.5))
+        #expect(try fixture.reopened()[.measurement] == Measurement(value: 1.5))
+    }
+
+    @Test func theSubscriptReportsAValueThatCannotBeEncodedAndKeepsTheOldValue() throws {
+        let store = PreferencesStore.inMemory()
+        store[.measurement] = Measurement(value: 2)
+        store[.measurement] = Measurement(value: .nan)
+        #expect(store[.measurement] == Measurement(value: 2))
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.encodingFailed])
+        #expect(reported.first?.description.contains("Nothing was written") == true)
+    }
+
+    @Test func writingTheValueAlreadyStoredTouchesNoFile() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        store[.title] = "same"
+        store[.pet] = Pet(name: "Rex", age: 1)
+        #expect(log.count(of: .rename) == 2)
+        store[.title] = "same"
+        store[.pet] = Pet(name: "Rex", age: 1)
+        try store.removeValue(for: .count)
+        try store.transaction { $0[.title] = "same" }
+        #expect(log.count(of: .rename) == 2)
+    }
+}
