@@ -47,7 +47,7 @@ final class TemporaryDirectory: Sendable {
     // `mkdtemp` rather than `FileManager.createDirectory`, which trips an exclusivity check inside
     // swift-foundation when tests running in parallel call it at once.
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/PreferencesTests-XXXXXX").utf8CString)
+        var template = Array((URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("PreferencesTests-XXXXXX").path).utf8CString)
         guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw CocoaError(.fileWriteUnknown)
         }

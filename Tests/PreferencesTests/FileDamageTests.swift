@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+@testable import Preferences
+
+/// A damaged file is never taken for an empty one: what verifies is loaded, a copy is kept, and
+/// the damage is reported.
+struct FileDamageTests {
+    /// A store file of a few entries of every kind, and the entries it holds.
+    private static func sampleFile() -> (bytes: [UInt8], entries: [StorageKey: StoredValue]) {
+        var entries: [StorageKey: StoredValue] = [:]
+        entries[StorageKey(namespace: "app", name: "flag")] = .bool(true)
+        entries[StorageKey(namespace: "app", name: "count")] = .signed(-42)
+        entries[StorageKey(namespace: "app", name: "title")] = .string("héllo")
+        entries[StorageKey(namespace: "", name: "global")] = .unsigned(7)
+        entries[StorageKey(namespace: "com.vendor", name: "list")] = .array([.double(1.5), .url("https://a.example/")])
+        entries[StorageKey(namespace: "app", name: "pet")] = .encoded(Data(#"{"age":3,"name":"Rex"}"#.utf8))
+        entries[StorageKey(namespace: "app", name: "map")] = .dictionary(["a": .date(12), "b": .data(Data([1, 2]))])
+        return (StoreFile.encode(entries), entries)
+    }
+
+    @Test func anIntactFileReadsBackExactly() throws {
+        let (bytes, entries) = Self.sampleFile()
+        let contents = try StoreFile.decode(bytes)
+        #expect(contents == StoreFile.Contents(entries: entries, damage: nil))
+        #expect(Array(bytes.prefix(8)) == StoreFile.magic)
+    }
+
+    @Test func aFileIsTheSameBytesForTheSameEntries() {
+        let (bytes, entries) = Self.sampleFile()
+        #expect(StoreFile.encode(entries) == bytes)
+    }
+
+    @Test func truncationAtEveryOffsetIsDetectedAndEveryWholeRecordBeforeItRecovered() throws {
+        let (bytes, entries) = Self.sampleFile()
+        // Where each record ends, to know which survive a cut.
+        var recordEnds: [Int] = []
+        var offset = StoreFile.headerSize
+        while let (_, next) = RecordFrame.record(in: bytes, at: offset) {
+            recordEnds.append(next)
+            offset = next
+        }
+        #expect(recordEnds.count == entries.count)
+        for length in 0..<bytes.count {
+            let contents = try StoreFile.decode(Array(bytes.prefix(length)))
+            let damage = try #require(contents.damage, "a file cut to \(length) bytes was not detected")
+            let whole = recordEnds.filter { $0 <= length }.count
+            #expect(contents.entries.count == whole, "cut at \(length)")
+            #expect(damage.recoveredRecords == whole)
+            for (key, value) in contents.entries {
+                #expect(entries[key] == value)
+            }
+        }
+    }
+
+    @Test func everyFlippedBitIsDetectedAndOnlyTheRecordItHitIsLost() throws {
+        let (bytes, entries) = Self.sampleFile()
+        var generator = SplitMix64(seed: 0x5EED)
+        var flips = 0
+        while flips < 1_000 {
+            var damaged = bytes
+            let bit = Int(generator.next() % UInt64(bytes.count * 8))
+            damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+            let contents = try StoreFile.decode(damaged)
+            let damage = try #require(contents.damage, "flipping bit \(bit) was not detected")
+            // Every entry that was loaded is one that was written, unchanged.
+            for (key, value) in contents.entries {
+                #expect(entries[key] == value, "flipping bit \(bit) changed \(key)")
+            }
+            // A flip in the header loses nothing; a flip in a record loses that record only.
+            #expect(contents.entries.count >= entries.count - 1, "flipping bit \(bit)")
+            #expect(!damage.damagedRanges.isEmpty)
+            flips += 1
+        }
+    }
+
+    @Test(arguments: [
+        ("empty", [UInt8]()),
+        ("garbage", Array("this is not a preferences store at all, just some text\n".utf8)),
+        ("zeros", [UInt8](repeating: 0, count: 4096)),
+        ("signature only", StoreFile.magic),
+    ])
+    func aFileWithNothingThatVerifiesIsDamageNotAnEmptyStore(name: String, bytes: [UInt8]) throws {
+        let contents = try StoreFile.decode(bytes)
+        #expect(contents.entries.isEmpty)
+        #expect(contents.damage != nil, "\(name)")
+    }
+
+    @Test func aDamagedFileIsCopiedRecoveredReportedAndReplacedOnce() throws {
+        let directory = try TemporaryDirectory()
+        let (bytes, entries) = Self.sampleFile()
+        var damaged = bytes
+        damaged[damaged.count - 3] ^= 0xFF  // inside the last record
+        try Data(damaged).write(to: directory.storeURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        let error = try #require(reported.first)
+        #expect(error.filePath == directory.storeURL.path)
+        #expect(error.description.contains("recovered \(entries.count - 1) records"))
+        #expect(store.storedKeys().count == entries.count - 1)
+
+        let copies = try directory.fileNames().filter { $0.hasPrefix("preferences.store.damaged-") }
+        #expect(copies.count == 1)
+        let copy = try Data(contentsOf: directory.url.appendingPathComponent(try #require(copies.first)))
+        #expect(Array(copy) == damaged)
+        #expect(error.description.contains(try #require(copies.first)))
+
+        // The file now holds what verified; opening it again finds no damage and makes no copy.
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+        #expect(reopened.storedKeys().count == entries.count - 1)
+        #expect(try directory.fileNames().filter { $0.contains(".damaged-") }.count == 1)
+    }
+
+    @Test func aGarbageFileOpensEmptyWithItsCopyKeptAndTheDamageReported() throws {
+        let directory = try TemporaryDirectory()
+        let garbage = Data("{\"not\": \"ours\"}".utf8)
+        try garbage.write(to: directory.storeURL)
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store.storedKeys().isEmpty)
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.damagedFile])
+        let copy = try #require(try directory.fileNames().first { $0.contains(".damaged-") })
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent(copy)) == garbage)
+        store[.count] = 1
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 1)
+    }
+
+    @Test func throwErrorLeavesADamagedFileExactlyAsItIs() throws {
+        let directory = try TemporaryDirectory()
+        let damaged = Array(Self.sampleFile().bytes.dropLast(5))
+        try Data(damaged).write(to: directory.storeURL)
+        let error = #expect(throws: PreferencesError.self) {
+            try PreferencesStore(fileURL: directory.storeURL, ifDamaged: .throwError)
+        }
+        #expect(error?.code == .damagedFile)
+        #expect(try directory.fileNames() == ["preferences.store"])
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == damaged)
+    }
+
+    @Test func aFileFromANewerVersionIsNeitherReadNorReplaced() throws {
+        let directory = try TemporaryDirectory()
+        var bytes = StoreFile.encode([StorageKey(namespace: "app", name: "a"): .bool(true)])
+        bytes[8] = 2  // version 2, with the header's checksum made to match
+        var writer = ByteWriter()
+        writer.append(CRC32C.checksum(bytes[0..<28]))
+        bytes.replaceSubrange(28..<32, with: writer.bytes)
+        try Data(bytes).write(to: directory.storeURL)
+        let error = #expect(throws: PreferencesError.self) {
+            try PreferencesStore(fileURL: directory.storeURL)
+        }
+        #expect(error == PreferencesError(.unsupportedFormatVersion(path: directory.storeURL.path, found: 2, supported: 1)))
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == bytes)
+        #expect(try directory.fileNames() == ["preferences.store"])
+    }
+
+    @Test func aDamagedFileThatCannotBeCopiedIsLeftAloneAndWritesAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let damaged = Array(Self.sampleFile().bytes.dropLast(5))
+        try Data(damaged).write(to: directory.storeURL)
+        let log = FileOperationLog()
+        log.fail(.write, with: ENOSPC)
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile, .fileOperationFailed])
+        #expect(reported.first?.description.contains("no copy could be kept") == true)
+        #expect(store[PreferenceKey<Bool>("flag", default: false)] == true)
+
+        log.fail(.write, with: nil)
+        let fresh = PreferenceKey<Int>("fresh", default: 0)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(5, for: fresh) }
+        #expect(error?.code == .storeUnavailable)
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == damaged)
+        #expect(store[fresh] == 0)
+    }
+
+    @Test func aFileThatCannotBeReadMakesOpeningThrow() throws {
+        let directory = try TemporaryDirectory()
+        try FileManager().createDirectory(at: directory.storeURL, withIntermediateDirectories: false)
+        let error = #expect(throws: PreferencesError.self) {
+            try PreferencesStore(fileURL: directory.storeURL)
+        }
+        #expect(error?.code == .fileOperationFailed)
+        #expect(error?.filePath == directory.storeURL.path)
+        #expect(error?.description.contains("Is a directory") == true)
+    }
+}
+
+/// A small, seeded random number generator, so that every run flips the same bits.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
