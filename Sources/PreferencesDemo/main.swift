@@ -1,1 +1,97 @@
-print("demo")
+import Foundation
+import Preferences
+
+// A tour of the library: keys of each kind, one transaction per launch, and values that are
+// still there next time. Run it twice.
+//
+//     swift run preferences-demo [--store PATH]
+//
+// The store is `PreferencesStore.standard` unless a path is given with `--store` or in the
+// environment variable PREFERENCES_DEMO_STORE.
+
+enum Appearance: String, Codable, Sendable, CaseIterable {
+    case system, light, dark
+}
+
+struct WindowFrame: Codable, Sendable {
+    var x: Int
+    var y: Int
+    var width: Int
+    var height: Int
+}
+
+extension PreferenceKeys {
+    static let launchCount = PreferenceKey<Int>("launchCount", default: 0)
+    static let lastLaunch = PreferenceKey<Date?>("lastLaunch")
+    static let appearance = PreferenceKey<Appearance>("appearance", default: .system)
+    static let windowFrame = PreferenceKey<WindowFrame>(
+        "windowFrame",
+        default: WindowFrame(x: 0, y: 0, width: 800, height: 600)
+    )
+    static let homepage = PreferenceKey<URL>("homepage", default: URL(string: "https://www.swift.org/")!)
+    static let recentLaunches = PreferenceKey<[String]>("recentLaunches", default: [])
+    static let nickname = PreferenceKey<String?>("nickname")
+    static let telemetryEnabled = PreferenceKey<Bool>(
+        "telemetryEnabled",
+        default: true,
+        in: .custom("com.example.analytics")
+    )
+}
+
+func storeLocation() -> URL? {
+    let arguments = CommandLine.arguments
+    if let index = arguments.firstIndex(of: "--store"), index + 1 < arguments.count {
+        return URL(fileURLWithPath: arguments[index + 1])
+    }
+    if let path = ProcessInfo.processInfo.environment["PREFERENCES_DEMO_STORE"], !path.isEmpty {
+        return URL(fileURLWithPath: path)
+    }
+    return nil
+}
+
+/// Opens the store strictly first, so that damage is shown before anything is recovered.
+func openStore() throws -> PreferencesStore {
+    guard let url = storeLocation() else { return .standard }
+    do {
+        return try PreferencesStore(fileURL: url, ifDamaged: .throwError)
+    } catch let error as PreferencesError where error.code == .damagedFile {
+        print("! \(error)")
+        print("! Recovering what verifies; a copy of the damaged file is kept beside it.")
+        return try PreferencesStore(fileURL: url, ifDamaged: .recover)
+    }
+}
+
+if CommandLine.arguments.contains("--help") {
+    print("usage: preferences-demo [--store PATH]")
+    exit(0)
+}
+
+do {
+    let store = try openStore()
+    print("Store: \(store.fileURL?.path ?? "in memory")")
+
+    let previousLaunch = try store.value(for: .lastLaunch)
+    let launch = try store.transaction { preferences -> Int in
+        preferences[.launchCount] += 1
+        let launch = preferences[.launchCount]
+        preferences[.lastLaunch] = Date()
+        preferences[.recentLaunches] = Array((preferences[.recentLaunches] + ["launch \(launch)"]).suffix(3))
+        let themes = Appearance.allCases
+        preferences[.appearance] = themes[launch % themes.count]
+        return launch
+    }
+
+    print("Launch \(launch); previous launch: \(previousLaunch.map { "\($0)" } ?? "never")")
+    print("appearance (RawRepresentable): \(store[.appearance].rawValue)")
+    let frame = store[.windowFrame]
+    print("windowFrame (Codable): \(frame.width)x\(frame.height) at (\(frame.x), \(frame.y))")
+    print("homepage (URL): \(store[.homepage].absoluteString)")
+    print("recentLaunches ([String]): \(store[.recentLaunches].joined(separator: ", "))")
+    print("nickname (String?): \(store[.nickname] ?? "none")")
+    print("telemetryEnabled (in com.example.analytics): \(store[.telemetryEnabled])")
+    print("Stored keys: \(store.storedKeys().map(\.description).joined(separator: ", "))")
+    print("Run me again: the launch count goes up.")
+} catch {
+    FileHandle.standardError.write(Data("preferences-demo: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// Runs the built `preferences-demo` as a real process, twice, against a scratch store.
+struct DemoTests {
+    /// The demo executable, built beside this test bundle.
+    private static var demoURL: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("preferences-demo")
+    }
+
+    private func runDemo(arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = Self.demoURL
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    @Test func valuesPersistFromOneRunToTheNext() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.storeURL.path
+        let (firstStatus, first, _) = try runDemo(arguments: ["--store", store])
+        #expect(firstStatus == 0)
+        #expect(first.contains("Launch 1; previous launch: never"))
+        #expect(first.contains("recentLaunches ([String]): launch 1\n"))
+
+        let (secondStatus, second, _) = try runDemo(arguments: [], environment: ["PREFERENCES_DEMO_STORE": store])
+        #expect(secondStatus == 0)
+        #expect(second.contains("Launch 2; previous launch: 20"))
+        #expect(second.contains("recentLaunches ([String]): launch 1, launch 2\n"))
+        #expect(second.contains("app:launchCount"))
+    }
+
+    @Test func aDamagedStoreIsReportedAndRecovered() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.storeURL.path
+        _ = try runDemo(arguments: ["--store", store])
+        var bytes = try Data(contentsOf: directory.storeURL)
+        bytes[bytes.count - 2] ^= 0x40
+        try bytes.write(to: directory.storeURL)
+
+        let (status, output, _) = try runDemo(arguments: ["--store", store])
+        #expect(status == 0)
+        #expect(output.contains("! The store file '\(store)' is damaged"))
+        #expect(output.contains("Launch 2"))
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.damaged-") })
+    }
+
+    @Test func theStandardStoreFollowsXDGConfigHome() throws {
+        let directory = try TemporaryDirectory()
+        let (status, output, _) = try runDemo(arguments: [], environment: ["XDG_CONFIG_HOME": directory.url.path])
+        #expect(status == 0)
+        let expected = directory.url.appendingPathComponent("preferences-demo/preferences.store").path
+        #expect(output.contains("Store: \(expected)"))
+        #expect(FileManager().fileExists(atPath: expected))
+    }
+}
