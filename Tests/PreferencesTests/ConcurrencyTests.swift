@@ -1,9 +1,11 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// Readers and writers on many threads at once: no lost update, no torn value, no deadlock.
+///
 /// Run under `swift test --sanitize=thread` too.
 struct ConcurrencyTests {
     @Test(arguments: [(BackendKind.memory, 8, 250), (.file, 4, 40)])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// A damaged file is never taken for an empty one: what verifies is loaded, a copy is kept, and
@@ -149,7 +150,8 @@ struct FileDamageTests {
         let error = #expect(throws: PreferencesError.self) {
             try PreferencesStore(fileURL: directory.storeURL)
         }
-        #expect(error == PreferencesError(.unsupportedFormatVersion(path: directory.storeURL.path, found: 2, supported: 1)))
+        #expect(
+            error == PreferencesError(.unsupportedFormatVersion(path: directory.storeURL.path, found: 2, supported: 1)))
         #expect(Array(try Data(contentsOf: directory.storeURL)) == bytes)
         #expect(try directory.fileNames() == ["preferences.store"])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// A write the file system refuses throws, names the operation and path, and changes nothing:
@@ -96,7 +97,8 @@ struct FileFailureTests {
     }
 
     @Test func aStoreWhoseFileCouldNotBeOpenedRefusesWritesAndSaysWhy() throws {
-        let reason = PreferencesError(.fileOperationFailed(path: "/x/preferences.store", operation: "read", errorNumber: EACCES))
+        let reason = PreferencesError(
+            .fileOperationFailed(path: "/x/preferences.store", operation: "read", errorNumber: EACCES))
         let store = PreferencesStore(
             backend: UnavailableBackend(location: "/x/preferences.store", reason: reason),
             entries: [:],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 struct KeyTests {
@@ -19,10 +20,11 @@ struct KeyTests {
         #expect(store[.vendorFlag] == false)
         #expect(store[.globalFlag] == false)
         store[.vendorFlag] = true
-        #expect(store.storedKeys() == [
-            StoredKey("flag", in: .app),
-            StoredKey("flag", in: .custom("com.vendor.sdk")),
-        ])
+        #expect(
+            store.storedKeys() == [
+                StoredKey("flag", in: .app),
+                StoredKey("flag", in: .custom("com.vendor.sdk")),
+            ])
     }
 
     @Test func theAppNamespaceIsTheStoresAndACustomNamespaceOfTheSameNameMeetsIt() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// How often a `Codable` type has been decoded, to prove the store's cache.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// Writes, removals, transactions and `update`, against every backend.
@@ -38,7 +39,8 @@ struct StoreWritingTests {
         store[.vendorFlag] = true
         store[.globalFlag] = true
         try store.removeAll(in: .app)
-        #expect(store.storedKeys() == [StoredKey("flag", in: .global), StoredKey("flag", in: .custom("com.vendor.sdk"))])
+        #expect(
+            store.storedKeys() == [StoredKey("flag", in: .global), StoredKey("flag", in: .custom("com.vendor.sdk"))])
         #expect(store.storedKeys(in: .app).isEmpty)
         try store.removeAll(in: .custom("com.vendor.sdk"))
         #expect(try fixture.reopened().storedKeys() == [StoredKey("flag", in: .global)])

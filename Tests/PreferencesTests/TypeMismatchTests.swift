@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// A read of the wrong type is detected, reported and never coerced; the stored data stays.
@@ -20,7 +21,9 @@ struct TypeMismatchTests {
             try store.value(for: key)
         }
         #expect(
-            error == PreferencesError(.typeMismatch(key: StoredKey(key.name), stored: stored, expected: typeName(Read.self))),
+            error
+                == PreferencesError(
+                    .typeMismatch(key: StoredKey(key.name), stored: stored, expected: typeName(Read.self))),
             sourceLocation: sourceLocation
         )
         #expect(store[key] == key.defaultValue, sourceLocation: sourceLocation)
@@ -142,7 +145,9 @@ struct TypeMismatchTests {
         _ = store[PreferenceKey<String>("shared", default: "")]
         let errors = store.errorChannel.takeBacklog().filter { $0.code == .conflictingValueTypes }
         #expect(
-            errors == [PreferencesError(.conflictingValueTypes(key: StoredKey("shared"), first: "Int", second: "String"))]
+            errors == [
+                PreferencesError(.conflictingValueTypes(key: StoredKey("shared"), first: "Int", second: "String"))
+            ]
         )
         #expect(errors.first?.description.contains("Int and String") == true)
     }

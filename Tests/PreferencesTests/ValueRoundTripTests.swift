@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Preferences
 
 /// Every supported kind of value, written and read back, from memory and from a reopened file.
@@ -54,13 +55,15 @@ struct ValueRoundTripTests {
         #expect(try fixture.reopened()[key].sign == .minus)
     }
 
-    @Test(arguments: BackendKind.allCases, [
-        "https://example.com/a?b=1#c",
-        "https://user:pass@example.com:8443/path%20with%20space/?q=a&q=b#frag",
-        "file:///tmp/some%20folder/file.txt",
-        "mailto:someone@example.com",
-        "custom-scheme://host/path?x=%2F",
-    ])
+    @Test(
+        arguments: BackendKind.allCases,
+        [
+            "https://example.com/a?b=1#c",
+            "https://user:pass@example.com:8443/path%20with%20space/?q=a&q=b#frag",
+            "file:///tmp/some%20folder/file.txt",
+            "mailto:someone@example.com",
+            "custom-scheme://host/path?x=%2F",
+        ])
     func urlsRoundTripExactly(on kind: BackendKind, string: String) throws {
         let url = try #require(URL(string: string))
         let fixture = try StoreFixture(kind)
@@ -88,7 +91,8 @@ struct ValueRoundTripTests {
     func rawRepresentableAndCodableValues(on kind: BackendKind) throws {
         try roundTrip(Theme.dark, key: PreferenceKey<Theme>("theme", default: .system), on: kind)
         try roundTrip(Level.high, key: PreferenceKey<Level>("level", default: .low), on: kind)
-        try roundTrip(Pet(name: "Rex", age: 3), key: PreferenceKey<Pet>("pet", default: Pet(name: "", age: 0)), on: kind)
+        try roundTrip(
+            Pet(name: "Rex", age: 3), key: PreferenceKey<Pet>("pet", default: Pet(name: "", age: 0)), on: kind)
         try roundTrip([Pet(name: "A", age: 1)], key: PreferenceKey<[Pet]>("pets", default: []), on: kind)
     }
 

@@ -60,11 +60,14 @@ final class FileBackend: PreferencesBackend {
         if handling == .throwError {
             throw PreferencesError(.damagedFile(path: path, damage: damage))
         }
-        return preserveDamagedFile(bytes, path: path, damage: &damage, entries: contents.entries, fileSystem: fileSystem)
+        return preserveDamagedFile(
+            bytes, path: path, damage: &damage, entries: contents.entries, fileSystem: fileSystem)
     }
 
-    /// Keeps a copy of a damaged file, then replaces the file with what verified, so that the
-    /// damage is found and reported once. Without a copy, the file is left alone and writes refused.
+    /// Keeps a copy of a damaged file, then replaces the file with what verified.
+    ///
+    /// Replacing it means the damage is found and reported once. Without a copy, the file is left
+    /// alone and writes are refused.
     private static func preserveDamagedFile(
         _ bytes: [UInt8],
         path: String,

@@ -26,7 +26,7 @@ struct StorageKey: Hashable, Sendable, Comparable {
 }
 
 /// One change in a committed batch: a new value for a key, or its removal.
-struct EntryChange: Hashable, Sendable {
+struct EntryChange: Equatable, Sendable {
     var key: StorageKey
     /// `nil` removes the entry.
     var value: StoredValue?

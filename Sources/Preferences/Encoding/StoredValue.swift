@@ -42,7 +42,7 @@ enum StoredValue: Sendable {
     }
 }
 
-extension StoredValue: Hashable {
+extension StoredValue: Equatable {
     // Floating-point values compare by bit pattern: `-0.0` must not count as the `0.0` already
     // stored (a write would be skipped and the sign lost), and a NaN equals itself.
     static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
@@ -60,23 +60,6 @@ extension StoredValue: Hashable {
         case (.dictionary(let a), .dictionary(let b)): a == b
         case (.encoded(let a), .encoded(let b)): a == b
         default: false
-        }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        switch self {
-        case .bool(let value): hasher.combine(0 as UInt8); hasher.combine(value)
-        case .signed(let value): hasher.combine(1 as UInt8); hasher.combine(value)
-        case .unsigned(let value): hasher.combine(2 as UInt8); hasher.combine(value)
-        case .double(let value): hasher.combine(3 as UInt8); hasher.combine(value.bitPattern)
-        case .float(let value): hasher.combine(4 as UInt8); hasher.combine(value.bitPattern)
-        case .string(let value): hasher.combine(5 as UInt8); hasher.combine(value)
-        case .data(let value): hasher.combine(6 as UInt8); hasher.combine(value)
-        case .date(let value): hasher.combine(7 as UInt8); hasher.combine(value.bitPattern)
-        case .url(let value): hasher.combine(8 as UInt8); hasher.combine(value)
-        case .array(let value): hasher.combine(9 as UInt8); hasher.combine(value)
-        case .dictionary(let value): hasher.combine(10 as UInt8); hasher.combine(value)
-        case .encoded(let value): hasher.combine(11 as UInt8); hasher.combine(value)
         }
     }
 }

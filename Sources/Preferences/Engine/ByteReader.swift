@@ -56,7 +56,9 @@ struct ByteReader {
     mutating func readCount(minimumItemSize: Int = 1) throws(FormatError) -> Int {
         let start = position
         let count = try readVarint()
-        guard count <= remaining / max(minimumItemSize, 1) else { throw .malformed("count exceeds the data", at: start) }
+        guard count <= remaining / max(minimumItemSize, 1) else {
+            throw .malformed("count exceeds the data", at: start)
+        }
         return count
     }
 

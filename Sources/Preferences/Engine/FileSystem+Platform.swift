@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 extension FileSystem {
@@ -14,25 +14,27 @@ extension FileSystem {
     /// On Apple platforms `fsync` reaches only the drive's cache; `F_FULLFSYNC` reaches the medium.
     static func synchronize(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
-        if fcntl(descriptor, F_FULLFSYNC) != -1 { return 0 }
+            if fcntl(descriptor, F_FULLFSYNC) != -1 { return 0 }
         #endif
         return fsync(descriptor)
     }
 
-    /// Makes a new file readable before the device's first unlock and during app prewarming, where
-    /// the default Data Protection class would lock it: preferences must be readable at launch.
-    /// Secrets belong in the Keychain, not in preferences.
+    /// Makes a new file readable before the device's first unlock and during app prewarming.
+    ///
+    /// The default Data Protection class would lock it then, and preferences must be readable at
+    /// launch. Secrets belong in the Keychain, not in preferences.
     func removeDataProtection(from path: String) throws(PreferencesError) {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-        do {
-            try FileManager.default.setAttributes([.protectionKey: FileProtectionType.none], ofItemAtPath: path)
-        } catch {
-            let nsError = error as NSError
-            let number = nsError.domain == NSPOSIXErrorDomain ? Int32(nsError.code) : EPERM
-            throw PreferencesError(
-                .fileOperationFailed(path: path, operation: Operation.removeDataProtection.rawValue, errorNumber: number)
-            )
-        }
+            do {
+                try FileManager.default.setAttributes([.protectionKey: FileProtectionType.none], ofItemAtPath: path)
+            } catch {
+                let nsError = error as NSError
+                let number = nsError.domain == NSPOSIXErrorDomain ? Int32(nsError.code) : EPERM
+                throw PreferencesError(
+                    .fileOperationFailed(
+                        path: path, operation: Operation.removeDataProtection.rawValue, errorNumber: number)
+                )
+            }
         #endif
     }
 }

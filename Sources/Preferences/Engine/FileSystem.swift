@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The file operations the engine performs, as thin wrappers over the system calls.
@@ -107,8 +107,10 @@ struct FileSystem: Sendable {
         _ = try check(.fsyncDirectory, directory) { fsync(descriptor) }
     }
 
-    /// Runs a system call that returns -1 on failure, through the fault seam, retrying on `EINTR`.
-    /// `allowing` names an `errno` (such as `ENOENT` for an optional file) that yields -1 instead.
+    /// Runs a system call that returns -1 on failure, through the fault seam.
+    ///
+    /// Retries on `EINTR`. `allowing` names an `errno` (such as `ENOENT` for an optional file) that
+    /// yields -1 instead of an error.
     @discardableResult
     private func check(
         _ operation: Operation,

@@ -92,7 +92,8 @@ enum StoreFile {
         }
         guard bodyLength == UInt64(bytes.count - headerSize) else {
             let actual = bytes.count - headerSize
-            return .damaged(reason: "the body is \(actual) bytes but the header says \(bodyLength)", headerIsValid: true)
+            return .damaged(
+                reason: "the body is \(actual) bytes but the header says \(bodyLength)", headerIsValid: true)
         }
         guard CRC32C.checksum(bytes[headerSize...]) == bodyChecksum else {
             return .damaged(reason: "the body's checksum does not match", headerIsValid: true)

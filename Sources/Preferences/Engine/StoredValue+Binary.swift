@@ -11,8 +11,10 @@ extension StoredValue {
         case signed, unsigned, double, float, string, data, date, url, array, dictionary, encoded
     }
 
-    /// How deeply arrays and dictionaries may nest: deeper input is rejected as damage, rather than
-    /// exhausting the stack. A Swift type nests this deep only if declared so; no real preference does.
+    /// How deeply arrays and dictionaries may nest.
+    ///
+    /// Deeper input is rejected as damage rather than exhausting the stack. A Swift type nests this
+    /// deep only if declared so; no real preference does.
     static let maximumNestingDepth = 64
 
     func write(to writer: inout ByteWriter) {

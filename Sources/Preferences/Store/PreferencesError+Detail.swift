@@ -86,8 +86,11 @@ struct DamageReport: Hashable, Sendable, CustomStringConvertible {
     var copyPath: String?
 
     var description: String {
-        let ranges = damagedRanges.isEmpty ? "none" : damagedRanges.map { "\($0.lowerBound)..<\($0.upperBound)" }
-            .joined(separator: ", ")
+        let ranges =
+            damagedRanges.isEmpty
+            ? "none"
+            : damagedRanges.map { "\($0.lowerBound)..<\($0.upperBound)" }
+                .joined(separator: ", ")
         let copy = copyPath.map { "a copy of the damaged file was kept at '\($0)'" } ?? "no copy could be kept"
         return "\(reason); recovered \(recoveredRecords) records; bytes that did not verify: \(ranges); \(copy)"
     }

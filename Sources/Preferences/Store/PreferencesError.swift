@@ -40,11 +40,15 @@ extension PreferencesError {
             self.description = description
         }
 
-        /// The stored value is of another type than the key's, or does not fit in it. It was left untouched.
+        /// The stored value is of another type than the key's, or does not fit in it.
+        ///
+        /// The stored value was left untouched.
         public static let typeMismatch = Code("typeMismatch")
 
-        /// The stored value has the right kind but does not decode as the key's type: a `Codable` value
-        /// whose decoder threw, or a raw value with no matching case. It was left untouched.
+        /// The stored value has the right kind but does not decode as the key's type.
+        ///
+        /// A `Codable` value whose decoder threw, or a raw value with no matching case. The stored
+        /// value was left untouched.
         public static let decodingFailed = Code("decodingFailed")
 
         /// The value could not be encoded for storage; nothing was written.
@@ -53,11 +57,14 @@ extension PreferencesError {
         /// One key was used with two different value types in this process.
         public static let conflictingValueTypes = Code("conflictingValueTypes")
 
-        /// The store's file is damaged. What could be verified was loaded, and a copy of the damaged
-        /// file kept beside it.
+        /// The store's file is damaged.
+        ///
+        /// What could be verified was loaded, and a copy of the damaged file kept beside it.
         public static let damagedFile = Code("damagedFile")
 
-        /// The store's file was written by a newer version of this library. It was left untouched.
+        /// The store's file was written by a newer version of this library.
+        ///
+        /// The file was left untouched.
         public static let unsupportedFormatVersion = Code("unsupportedFormatVersion")
 
         /// An operation on the file system failed, such as writing, syncing or renaming a file.

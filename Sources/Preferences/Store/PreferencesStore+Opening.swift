@@ -93,12 +93,13 @@ extension PreferencesStore {
 
     private static var standardDirectory: URL {
         #if canImport(Darwin)
-        return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         #else
-        if let configuration = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
-            return URL(fileURLWithPath: configuration, isDirectory: true)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config", isDirectory: true)
+            if let configuration = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/")
+            {
+                return URL(fileURLWithPath: configuration, isDirectory: true)
+            }
+            return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config", isDirectory: true)
         #endif
     }
 }

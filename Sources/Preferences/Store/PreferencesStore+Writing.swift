@@ -103,8 +103,10 @@ extension PreferencesStore {
         }
     }
 
-    /// Writes a batch: drops the changes that change nothing, has the backend make the rest durable,
-    /// then applies them to memory. Nothing changes if the backend throws.
+    /// Writes a batch of changes, durably and then to memory.
+    ///
+    /// Drops the changes that change nothing, has the backend make the rest durable, then applies
+    /// them to memory. Nothing changes if the backend throws.
     func commit(_ changes: [PendingChange]) throws(PreferencesError) {
         var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
         defer {
@@ -115,7 +117,8 @@ extension PreferencesStore {
         try writeLock.withLock { () throws(PreferencesError) in
             let effective = state.withLock { state in
                 changes.filter { change in
-                    if let type = change.valueType, let first = state.slots[change.key, default: Slot()].register(type) {
+                    if let type = change.valueType, let first = state.slots[change.key, default: Slot()].register(type)
+                    {
                         conflicts.append((change.key, first, type))
                     }
                     return state.slots[change.key]?.stored != change.value

@@ -38,9 +38,10 @@ public final class PreferencesStore: Sendable {
 
     let backend: any PreferencesBackend
     let state: Locked<StoreState>
-    /// Held for the whole of a commit, and for a transaction's body: writers go one at a time,
-    /// while readers take only `state`'s lock and never wait for the disk. Recursive, so that a
-    /// transaction's body can write.
+    /// The lock that makes writers go one at a time.
+    ///
+    /// Held for the whole of a commit, and for a transaction's body, while readers take only the
+    /// lock of `state` and never wait for the disk. Recursive, so that a transaction's body can write.
     let writeLock = SystemLock(recursive: true)
     let errorChannel: ErrorChannel
 

@@ -93,7 +93,9 @@ public struct PreferencesTransaction: ~Copyable {
         }
     }
 
-    private func decode<Value>(_ change: PendingChange, for key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
+    private func decode<Value>(_ change: PendingChange, for key: PreferenceKey<Value>) throws(PreferencesError)
+        -> Value?
+    {
         guard let stored = change.value else { return nil }
         do throws(DecodeFailure) {
             return try key.codec.decode(stored)

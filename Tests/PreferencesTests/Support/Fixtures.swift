@@ -1,19 +1,21 @@
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 @testable import Preferences
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 enum Theme: String, Codable, Sendable, CaseIterable {
     case system, light, dark
 }
 
 enum Level: Int, Sendable {
-    case low = 1, high = 2
+    case low = 1
+    case high = 2
 }
 
 struct Pet: Codable, Sendable, Hashable {
@@ -47,7 +49,9 @@ final class TemporaryDirectory: Sendable {
     // `mkdtemp` rather than `FileManager.createDirectory`, which trips an exclusivity check inside
     // swift-foundation when tests running in parallel call it at once.
     init() throws {
-        var template = Array((URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("PreferencesTests-XXXXXX").path).utf8CString)
+        var template = Array(
+            (URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("PreferencesTests-XXXXXX").path)
+                .utf8CString)
         guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw CocoaError(.fileWriteUnknown)
         }
