@@ -166,6 +166,7 @@ struct FileDamageTests {
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile, .fileOperationFailed])
         #expect(reported.first?.description.contains("no copy could be kept") == true)
+        #expect(try directory.fileNames() == ["preferences.store"], "a partial copy was left behind")
         #expect(store[PreferenceKey<Bool>("flag", default: false)] == true)
 
         log.fail(.write, with: nil)

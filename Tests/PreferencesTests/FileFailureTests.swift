@@ -37,6 +37,21 @@ struct FileFailureTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
     }
 
+    @Test func aFolderSyncThatFailsAfterTheRenameKeepsTheWriteAndReportsIt() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        store[.count] = 1
+        log.fail(.fsyncDirectory, with: EIO)
+        // The new file is in place once renamed, so memory follows it rather than lag behind the disk.
+        try store.setValue(2, for: .count)
+        #expect(store[.count] == 2)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 2)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.fileOperationFailed])
+        #expect(reported.first?.description.contains("fsync the directory") == true)
+    }
+
     @Test func theSubscriptReportsAFailedWriteAndKeepsTheOldValue() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()

@@ -80,8 +80,10 @@ final class FileBackend: PreferencesBackend {
         do {
             let copyPath = try keepCopy(of: bytes, beside: path, fileSystem: fileSystem)
             damage.copyPath = copyPath
-            do {
-                try fileSystem.replaceFile(at: path, with: StoreFile.encode(entries))
+            do throws(PreferencesError) {
+                if let warning = try fileSystem.replaceFile(at: path, with: StoreFile.encode(entries)) {
+                    problems.append(warning)
+                }
             } catch {
                 // The copy is safe, so later commits may still replace the file.
                 problems.append(error)
@@ -114,8 +116,8 @@ final class FileBackend: PreferencesBackend {
         return candidate
     }
 
-    func commit(_ changes: [EntryChange]) throws(PreferencesError) {
-        try state.withLock { (state: inout State) throws(PreferencesError) in
+    func commit(_ changes: [EntryChange]) throws(PreferencesError) -> [PreferencesError] {
+        try state.withLock { (state: inout State) throws(PreferencesError) -> [PreferencesError] in
             if let refusal = state.refusal {
                 throw PreferencesError(.storeUnavailable(path: location, reason: refusal))
             }
@@ -132,7 +134,8 @@ final class FileBackend: PreferencesBackend {
                 undo.append((change.key, previous))
             }
             do throws(PreferencesError) {
-                try fileSystem.replaceFile(at: location, with: StoreFile.encode(state.entries))
+                let warning = try fileSystem.replaceFile(at: location, with: StoreFile.encode(state.entries))
+                return warning.map { [$0] } ?? []
             } catch {
                 for (key, previous) in undo.reversed() {
                     state.entries[key] = previous

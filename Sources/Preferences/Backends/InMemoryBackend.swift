@@ -2,8 +2,8 @@
 struct InMemoryBackend: PreferencesBackend {
     var location: String { "memory" }
 
-    func commit(_ changes: [EntryChange]) throws(PreferencesError) {
-        // The store's own memory is the only copy.
+    func commit(_ changes: [EntryChange]) throws(PreferencesError) -> [PreferencesError] {
+        []  // The store's own memory is the only copy.
     }
 }
 
@@ -12,7 +12,7 @@ struct UnavailableBackend: PreferencesBackend {
     let location: String
     let reason: PreferencesError
 
-    func commit(_ changes: [EntryChange]) throws(PreferencesError) {
+    func commit(_ changes: [EntryChange]) throws(PreferencesError) -> [PreferencesError] {
         throw PreferencesError(.storeUnavailable(path: location, reason: reason.description))
     }
 }

@@ -9,7 +9,11 @@ protocol PreferencesBackend: Sendable {
     var location: String { get }
 
     /// Makes a batch of changes durable, all or nothing.
-    func commit(_ changes: [EntryChange]) throws(PreferencesError)
+    ///
+    /// - Returns: Problems that did not stop the commit, for the store to report, such as a
+    ///   durability that could not be confirmed after the new data was already in place.
+    /// - Throws: Why nothing was committed.
+    func commit(_ changes: [EntryChange]) throws(PreferencesError) -> [PreferencesError]
 }
 
 /// The full identity of a stored entry: its resolved namespace (empty for the global namespace) and its name.

@@ -46,18 +46,28 @@ struct FileSystem: Sendable {
 
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the old
     /// file or the new one: write a temporary file, sync it, rename it over, sync the directory.
-    func replaceFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) {
+    ///
+    /// A failure before the rename throws, and the old file is untouched. Once the rename is done
+    /// the new file is what everyone reads, so a failure to sync the directory after it does not
+    /// undo the write: it is returned, for the caller to report, as the durability it could not
+    /// confirm.
+    func replaceFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) -> PreferencesError? {
         let directory = (path as NSString).deletingLastPathComponent
         try createDirectory(at: directory)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        do {
-            try writeNewFile(at: temporary, bytes: bytes)
-            _ = try check(.rename, path) { rename(temporary, path) }
+        try writeNewFile(at: temporary, bytes: bytes)
+        do throws(PreferencesError) {
+            try check(.rename, path) { rename(temporary, path) }
         } catch {
             unlink(temporary)
             throw error
         }
-        try syncDirectory(directory)
+        do throws(PreferencesError) {
+            try syncDirectory(directory)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Writes a file that must not exist yet, and syncs it and its directory.
@@ -71,9 +81,20 @@ struct FileSystem: Sendable {
         return lstat(path, &status) == 0
     }
 
+    /// Creates a file that must not exist yet, writes it whole and syncs it; a file this call
+    /// created is removed if any step fails, so no partial file is left behind.
     private func writeNewFile(at path: String, bytes: [UInt8]) throws(PreferencesError) {
         let descriptor = try check(.open, path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         defer { close(descriptor) }
+        do throws(PreferencesError) {
+            try writeWhole(bytes, to: descriptor, path: path)
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    private func writeWhole(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(PreferencesError) {
         try removeDataProtection(from: path)
         var offset = 0
         while offset < bytes.count {

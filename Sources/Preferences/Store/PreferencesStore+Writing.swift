@@ -109,10 +109,12 @@ extension PreferencesStore {
     /// them to memory. Nothing changes if the backend throws.
     func commit(_ changes: [PendingChange]) throws(PreferencesError) {
         var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
+        var warnings: [PreferencesError] = []
         defer {
             for (key, first, second) in conflicts {
                 reportConflict(for: key, first: first, second: second)
             }
+            errorChannel.report(warnings)
         }
         try writeLock.withLock { () throws(PreferencesError) in
             let effective = state.withLock { state in
@@ -125,7 +127,7 @@ extension PreferencesStore {
                 }
             }
             guard !effective.isEmpty else { return }
-            try backend.commit(effective.map { EntryChange(key: $0.key, value: $0.value) })
+            warnings = try backend.commit(effective.map { EntryChange(key: $0.key, value: $0.value) })
             state.withLock { state in
                 for change in effective {
                     state.slots[change.key, default: Slot()].replace(with: change.value)
