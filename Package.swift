@@ -20,8 +20,11 @@ let package = Package(
     targets: [
         .target(
             name: "Preferences",
+            dependencies: ["CPreferencesAtomics"],
             swiftSettings: upcomingFeatures + [.treatWarning("ExplicitSendable", as: .error)]
         ),
+        // Two atomic operations on a counter in a file mapped by several processes.
+        .target(name: "CPreferencesAtomics"),
         .executableTarget(
             name: "PreferencesDemo",
             dependencies: ["Preferences"],

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import Preferences
+
 /// Runs the built `preferences-demo` as a real process, twice, against a scratch store.
 struct DemoTests {
     /// The demo executable, built beside this test bundle.
@@ -47,15 +49,17 @@ struct DemoTests {
         let directory = try TemporaryDirectory()
         let store = directory.storeURL.path
         _ = try runDemo(arguments: ["--store", store])
-        var bytes = try Data(contentsOf: directory.storeURL)
-        bytes[bytes.count - 2] ^= 0x40
-        try bytes.write(to: directory.storeURL)
+        _ = try runDemo(arguments: ["--store", store])
+        // Damage the first launch's record; the second launch's, after it, still verifies.
+        var bytes = try Data(contentsOf: directory.logURL)
+        bytes[FileHeader.size + 20] ^= 0x40
+        try bytes.write(to: directory.logURL)
 
         let (status, output, _) = try runDemo(arguments: ["--store", store])
         #expect(status == 0)
-        #expect(output.contains("! The store file '\(store)' is damaged"))
-        #expect(output.contains("Launch 2"))
-        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.damaged-") })
+        #expect(output.contains("! The store file '\(directory.logURL.path)' is damaged"))
+        #expect(output.contains("Launch 3"))
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.log.damaged-") })
     }
 
     @Test func theStandardStoreFollowsXDGConfigHome() throws {
@@ -64,6 +68,6 @@ struct DemoTests {
         #expect(status == 0)
         let expected = directory.url.appendingPathComponent("preferences-demo/preferences.store").path
         #expect(output.contains("Store: \(expected)"))
-        #expect(FileManager().fileExists(atPath: expected))
+        #expect(FileManager().fileExists(atPath: expected + ".log"))
     }
 }

@@ -16,33 +16,33 @@ struct FileDamageTests {
         entries[StorageKey(namespace: "com.vendor", name: "list")] = .array([.double(1.5), .url("https://a.example/")])
         entries[StorageKey(namespace: "app", name: "pet")] = .encoded(Data(#"{"age":3,"name":"Rex"}"#.utf8))
         entries[StorageKey(namespace: "app", name: "map")] = .dictionary(["a": .date(12), "b": .data(Data([1, 2]))])
-        return (StoreFile.encode(entries), entries)
+        return (SnapshotFile.encode(entries, generation: 3), entries)
     }
 
     @Test func anIntactFileReadsBackExactly() throws {
         let (bytes, entries) = Self.sampleFile()
-        let contents = try StoreFile.decode(bytes)
-        #expect(contents == StoreFile.Contents(entries: entries, damage: nil))
-        #expect(Array(bytes.prefix(8)) == StoreFile.magic)
+        let contents = try SnapshotFile.decode(bytes)
+        #expect(contents == SnapshotFile.Contents(entries: entries, generation: 3, damage: nil))
+        #expect(Array(bytes.prefix(8)) == FileHeader.magic)
     }
 
     @Test func aFileIsTheSameBytesForTheSameEntries() {
         let (bytes, entries) = Self.sampleFile()
-        #expect(StoreFile.encode(entries) == bytes)
+        #expect(SnapshotFile.encode(entries, generation: 3) == bytes)
     }
 
     @Test func truncationAtEveryOffsetIsDetectedAndEveryWholeRecordBeforeItRecovered() throws {
         let (bytes, entries) = Self.sampleFile()
         // Where each record ends, to know which survive a cut.
         var recordEnds: [Int] = []
-        var offset = StoreFile.headerSize
+        var offset = FileHeader.size
         while let (_, next) = RecordFrame.record(in: bytes, at: offset) {
             recordEnds.append(next)
             offset = next
         }
         #expect(recordEnds.count == entries.count)
         for length in 0..<bytes.count {
-            let contents = try StoreFile.decode(Array(bytes.prefix(length)))
+            let contents = try SnapshotFile.decode(Array(bytes.prefix(length)))
             let damage = try #require(contents.damage, "a file cut to \(length) bytes was not detected")
             let whole = recordEnds.filter { $0 <= length }.count
             #expect(contents.entries.count == whole, "cut at \(length)")
@@ -61,7 +61,7 @@ struct FileDamageTests {
             var damaged = bytes
             let bit = Int(generator.next() % UInt64(bytes.count * 8))
             damaged[bit / 8] ^= 1 << UInt8(bit % 8)
-            let contents = try StoreFile.decode(damaged)
+            let contents = try SnapshotFile.decode(damaged)
             let damage = try #require(contents.damage, "flipping bit \(bit) was not detected")
             // Every entry that was loaded is one that was written, unchanged.
             for (key, value) in contents.entries {
@@ -78,10 +78,10 @@ struct FileDamageTests {
         ("empty", [UInt8]()),
         ("garbage", Array("this is not a preferences store at all, just some text\n".utf8)),
         ("zeros", [UInt8](repeating: 0, count: 4096)),
-        ("signature only", StoreFile.magic),
+        ("signature only", FileHeader.magic),
     ])
     func aFileWithNothingThatVerifiesIsDamageNotAnEmptyStore(name: String, bytes: [UInt8]) throws {
-        let contents = try StoreFile.decode(bytes)
+        let contents = try SnapshotFile.decode(bytes)
         #expect(contents.entries.isEmpty)
         #expect(contents.damage != nil, "\(name)")
     }
@@ -135,17 +135,17 @@ struct FileDamageTests {
             try PreferencesStore(fileURL: directory.storeURL, ifDamaged: .throwError)
         }
         #expect(error?.code == .damagedFile)
-        #expect(try directory.fileNames() == ["preferences.store"])
+        #expect(try directory.fileNames() == ["preferences.store", "preferences.store.lock"])
         #expect(Array(try Data(contentsOf: directory.storeURL)) == damaged)
     }
 
     @Test func aFileFromANewerVersionIsNeitherReadNorReplaced() throws {
         let directory = try TemporaryDirectory()
-        var bytes = StoreFile.encode([StorageKey(namespace: "app", name: "a"): .bool(true)])
+        var bytes = SnapshotFile.encode([StorageKey(namespace: "app", name: "a"): .bool(true)], generation: 1)
         bytes[8] = 2  // version 2, with the header's checksum made to match
         var writer = ByteWriter()
-        writer.append(CRC32C.checksum(bytes[0..<28]))
-        bytes.replaceSubrange(28..<32, with: writer.bytes)
+        writer.append(CRC32C.checksum(bytes[0..<(FileHeader.size - 4)]))
+        bytes.replaceSubrange((FileHeader.size - 4)..<FileHeader.size, with: writer.bytes)
         try Data(bytes).write(to: directory.storeURL)
         let error = #expect(throws: PreferencesError.self) {
             try PreferencesStore(fileURL: directory.storeURL)
@@ -153,7 +153,7 @@ struct FileDamageTests {
         #expect(
             error == PreferencesError(.unsupportedFormatVersion(path: directory.storeURL.path, found: 2, supported: 1)))
         #expect(Array(try Data(contentsOf: directory.storeURL)) == bytes)
-        #expect(try directory.fileNames() == ["preferences.store"])
+        #expect(try directory.fileNames().filter { !$0.hasSuffix(".lock") } == ["preferences.store"])
     }
 
     @Test func aDamagedFileThatCannotBeCopiedIsLeftAloneAndWritesAreRefused() throws {
@@ -161,12 +161,15 @@ struct FileDamageTests {
         let damaged = Array(Self.sampleFile().bytes.dropLast(5))
         try Data(damaged).write(to: directory.storeURL)
         let log = FileOperationLog()
-        log.fail(.write, with: ENOSPC)
+        log.fail(.write, with: ENOSPC, where: { $0.contains(".damaged-") })
         let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile, .fileOperationFailed])
         #expect(reported.first?.description.contains("no copy could be kept") == true)
-        #expect(try directory.fileNames() == ["preferences.store"], "a partial copy was left behind")
+        #expect(
+            try directory.fileNames() == ["preferences.store", "preferences.store.lock"],
+            "a partial copy was left behind"
+        )
         #expect(store[PreferenceKey<Bool>("flag", default: false)] == true)
 
         log.fail(.write, with: nil)

@@ -4,46 +4,74 @@ import Testing
 @testable import Preferences
 
 /// A write the file system refuses throws, names the operation and path, and changes nothing:
-/// not the file, not the store's memory, and no temporary file is left behind.
+/// not the files, not the store's memory, and no temporary file is left behind.
 struct FileFailureTests {
     @Test(arguments: [
-        (FileSystem.Operation.open, ENOSPC),
+        (FileSystem.Operation.read, EIO),
+        (.truncate, EIO),
         (.write, ENOSPC),
         (.fsync, EIO),
-        (.rename, EROFS),
     ])
-    func aFailedWriteThrowsAndChangesNothing(operation: FileSystem.Operation, errorNumber: Int32) throws {
+    func aFailedAppendThrowsAndChangesNothing(operation: FileSystem.Operation, errorNumber: Int32) throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()
-        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL,
+            durability: .synchronous,
+            fileSystem: log.fileSystem
+        )
         store[.count] = 1
-        let before = try Data(contentsOf: directory.storeURL)
+        if operation == .truncate {
+            // Leave a torn record for the next append to cut off.
+            let handle = try FileHandle(forWritingTo: directory.logURL)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([1, 2, 3]))
+            try handle.close()
+        }
+        let before = try directory.storeBytes()
 
         log.fail(operation, with: errorNumber)
         let error = #expect(throws: PreferencesError.self) {
             try store.setValue(2, for: .count)
         }
         #expect(error?.code == .fileOperationFailed)
-        #expect(error?.description.contains(operation.rawValue) == true)
         #expect(error?.description.contains(systemErrorDescription(errorNumber)) == true)
-        #expect(error?.filePath?.hasPrefix(directory.storeURL.path) == true)
-
+        #expect(error?.filePath == directory.logURL.path)
         #expect(store[.count] == 1)
-        #expect(try Data(contentsOf: directory.storeURL) == before)
-        #expect(try directory.fileNames() == ["preferences.store"])
+        if operation != .truncate {
+            #expect(try directory.storeBytes() == before)
+        }
+        #expect(try directory.fileNames() == ["preferences.store.lock", "preferences.store.log"])
 
         log.fail(operation, with: nil)
         try store.setValue(3, for: .count)
         #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
     }
 
+    @Test(arguments: [
+        (FileSystem.Operation.open, ENOSPC),
+        (.write, ENOSPC),
+        (.fsync, EIO),
+        (.rename, EROFS),
+    ])
+    func aFailedLogCreationThrowsAndLeavesNoFileBehind(operation: FileSystem.Operation, errorNumber: Int32) throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        log.fail(operation, with: errorNumber)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(2, for: .count) }
+        #expect(error?.code == .fileOperationFailed)
+        #expect(error?.description.contains(operation.rawValue) == true)
+        #expect(store[.count] == 0)
+        #expect(try directory.fileNames() == ["preferences.store.lock"])
+    }
+
     @Test func aFolderSyncThatFailsAfterTheRenameKeepsTheWriteAndReportsIt() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()
         let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
-        store[.count] = 1
         log.fail(.fsyncDirectory, with: EIO)
-        // The new file is in place once renamed, so memory follows it rather than lag behind the disk.
+        // The new log is in place once renamed, so the write stands rather than leave memory behind.
         try store.setValue(2, for: .count)
         #expect(store[.count] == 2)
         #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 2)
@@ -52,12 +80,38 @@ struct FileFailureTests {
         #expect(reported.first?.description.contains("fsync the directory") == true)
     }
 
+    @Test func aFailedCompactionKeepsTheCommitInTheLogAndReportsIt() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL,
+            fileSystem: log.fileSystem,
+            compactionMinimumBytes: 64
+        )
+        store[.title] = "first"
+        log.fail(.rename, with: ENOSPC, where: { $0.hasSuffix("preferences.store") })
+        for index in 0..<10 {
+            try store.setValue("value \(index)", for: .title)
+        }
+        let reported = store.errorChannel.takeBacklog()
+        #expect(!reported.isEmpty)
+        #expect(reported.allSatisfy { $0.code == .fileOperationFailed && $0.description.contains("rename") })
+        #expect(!FileManager().fileExists(atPath: directory.storeURL.path))
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.title] == "value 9")
+
+        log.fail(.rename, with: nil)
+        try store.setValue("after", for: .title)
+        #expect(FileManager().fileExists(atPath: directory.storeURL.path))
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.title] == "after")
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+    }
+
     @Test func theSubscriptReportsAFailedWriteAndKeepsTheOldValue() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()
         let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
         store[.title] = "kept"
-        log.fail(.fsync, with: ENOSPC)
+        log.fail(.write, with: ENOSPC)
         store[.title] = "lost"
         #expect(store[.title] == "kept")
         let reported = store.errorChannel.takeBacklog()
@@ -69,36 +123,40 @@ struct FileFailureTests {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()
         let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
-        log.fail(.rename, with: EXDEV)
+        store[.flag] = true
+        log.fail(.write, with: EIO)
         #expect(throws: PreferencesError.self) {
             try store.transaction { preferences in
                 preferences[.count] = 1
                 preferences[.title] = "a"
             }
         }
-        #expect(store.storedKeys().isEmpty)
-        #expect(!FileManager().fileExists(atPath: directory.storeURL.path))
+        #expect(store.storedKeys() == [StoredKey("flag")])
+        #expect(try PreferencesStore(fileURL: directory.storeURL).storedKeys() == [StoredKey("flag")])
     }
 
-    @Test func aMissingFolderIsCreatedOnTheFirstWrite() throws {
+    @Test func aMissingFolderIsCreatedWhenTheStoreOpens() throws {
         let directory = try TemporaryDirectory()
-        let url = directory.url.appendingPathComponent("a/b/c/preferences.store")
-        let store = try PreferencesStore(fileURL: url)
-        #expect(!FileManager().fileExists(atPath: url.path))
+        let folder = directory.url.appendingPathComponent("a/b/c")
+        let store = try PreferencesStore(fileURL: folder.appendingPathComponent("preferences.store"))
+        #expect(try FileManager().contentsOfDirectory(atPath: folder.path) == ["preferences.store.lock"])
         store[.flag] = true
-        #expect(try PreferencesStore(fileURL: url)[.flag] == true)
+        #expect(try PreferencesStore(fileURL: folder.appendingPathComponent("preferences.store"))[.flag] == true)
     }
 
-    @Test func aFolderThatCannotBeCreatedFailsTheWriteThatNeedsIt() throws {
+    @Test func aStoreWhoseFolderCannotBeCreatedOpensReadOnlyAndSaysWhy() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()
+        log.fail(.createDirectory, with: EACCES)
         let url = directory.url.appendingPathComponent("settings/preferences.store")
         let store = try PreferencesStore(fileURL: url, fileSystem: log.fileSystem)
-        log.fail(.createDirectory, with: EACCES)
-        let error = #expect(throws: PreferencesError.self) { try store.setValue(true, for: .flag) }
-        #expect(error?.code == .fileOperationFailed)
-        #expect(error?.filePath == directory.url.appendingPathComponent("settings").path)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.fileOperationFailed])
+        #expect(reported.first?.filePath == directory.url.appendingPathComponent("settings").path)
         #expect(store[.flag] == false)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(true, for: .flag) }
+        #expect(error?.code == .storeUnavailable)
+        #expect(error?.description.contains("read-only") == true)
     }
 
     @Test func aStoreUnderAFileInsteadOfAFolderCannotBeOpened() throws {
@@ -113,7 +171,8 @@ struct FileFailureTests {
 
     @Test func aStoreWhoseFileCouldNotBeOpenedRefusesWritesAndSaysWhy() throws {
         let reason = PreferencesError(
-            .fileOperationFailed(path: "/x/preferences.store", operation: "read", errorNumber: EACCES))
+            .fileOperationFailed(path: "/x/preferences.store", operation: "read", errorNumber: EACCES)
+        )
         let store = PreferencesStore(
             backend: UnavailableBackend(location: "/x/preferences.store", reason: reason),
             entries: [:],

@@ -119,10 +119,10 @@ struct TypeMismatchTests {
         let fixture = try StoreFixture(.file)
         let asString = PreferenceKey<String>("k", default: "")
         fixture.store[asString] = "abc"
-        let before = try Data(contentsOf: fixture.directory.storeURL)
+        let before = try fixture.directory.storeBytes()
         let asBool = PreferenceKey<Bool>("k", default: true)
         #expect(fixture.store[asBool] == true)
-        #expect(try Data(contentsOf: fixture.directory.storeURL) == before)
+        #expect(try fixture.directory.storeBytes() == before)
         #expect(fixture.store[asString] == "abc")
     }
 

@@ -1,19 +1,46 @@
 /// Where a store's entries live: a small protocol over tagged entries.
 ///
-/// A store keeps every entry in memory and serves reads from there; a backend only makes
-/// committed changes durable. ``commit(_:)`` is called with the store's write lock held, one batch
-/// at a time, and the store applies a batch to memory only after the backend accepted it, so
-/// memory never runs ahead of what is stored.
+/// A store keeps every entry in memory and serves reads from there; a backend makes committed
+/// changes durable and tells the store about changes committed elsewhere: by another store on the
+/// same files, in this process or another. The store calls every method but ``commitCount`` with
+/// its write lock held.
 protocol PreferencesBackend: Sendable {
     /// A path or name for messages.
     var location: String { get }
 
-    /// Makes a batch of changes durable, all or nothing.
+    /// How many commits have been made on these entries, by anyone; cheap enough for every read.
     ///
-    /// - Returns: Problems that did not stop the commit, for the store to report, such as a
-    ///   durability that could not be confirmed after the new data was already in place.
+    /// When it differs from the count a store last saw, ``catchUp()`` has something to deliver.
+    var commitCount: UInt64 { get }
+
+    /// The changes committed elsewhere since the last catch-up, in commit order.
+    func catchUp() throws(PreferencesError) -> BackendUpdate
+
+    /// Runs `body` with writers everywhere else locked out, after catching up with them.
+    ///
+    /// `body` receives the changes it caught up with, and commits with ``commit(_:durability:)``.
+    /// Calls may nest; the lock is released when the outermost returns.
+    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result
+
+    /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:)``.
+    ///
+    /// - Returns: The commit count after the commit, and problems that did not stop it.
     /// - Throws: Why nothing was committed.
-    func commit(_ changes: [EntryChange]) throws(PreferencesError) -> [PreferencesError]
+    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
+        -> BackendUpdate
+
+    /// Forces every commit so far to stable storage.
+    func flush() throws(PreferencesError)
+}
+
+/// What a backend reports to its store after catching up or committing.
+struct BackendUpdate {
+    /// Changes committed elsewhere, in commit order, for the store to apply to its memory.
+    var changes: [EntryChange] = []
+    /// The commit count the store has now seen.
+    var commitCount: UInt64
+    /// Problems to report that did not stop the operation.
+    var problems: [PreferencesError] = []
 }
 
 /// The full identity of a stored entry: its resolved namespace (empty for the global namespace) and its name.

@@ -19,6 +19,16 @@ extension FileSystem {
         return fsync(descriptor)
     }
 
+    /// Flushes a file's data, and the metadata needed to read it back, to stable storage.
+    static func synchronizeData(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+            if fcntl(descriptor, F_FULLFSYNC) != -1 { return 0 }
+            return fsync(descriptor)
+        #else
+            return fdatasync(descriptor)
+        #endif
+    }
+
     /// Makes a new file readable before the device's first unlock and during app prewarming.
     ///
     /// The default Data Protection class would lock it then, and preferences must be readable at

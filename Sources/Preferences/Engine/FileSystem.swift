@@ -20,6 +20,7 @@ struct FileSystem: Sendable {
         case write
         case fsync
         case rename
+        case truncate
         case createDirectory = "create directory"
         case fsyncDirectory = "fsync the directory"
         case removeDataProtection = "remove data protection from"
@@ -108,7 +109,7 @@ struct FileSystem: Sendable {
         _ = try check(.fsync, path) { Self.synchronize(descriptor) }
     }
 
-    private func createDirectory(at path: String) throws(PreferencesError) {
+    func createDirectory(at path: String) throws(PreferencesError) {
         var status = stat()
         if stat(path, &status) == 0 { return }
         let parent = (path as NSString).deletingLastPathComponent
@@ -133,7 +134,7 @@ struct FileSystem: Sendable {
     /// Retries on `EINTR`. `allowing` names an `errno` (such as `ENOENT` for an optional file) that
     /// yields -1 instead of an error.
     @discardableResult
-    private func check(
+    func check(
         _ operation: Operation,
         _ path: String,
         allowing allowed: Int32? = nil,

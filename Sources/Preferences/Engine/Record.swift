@@ -45,4 +45,10 @@ struct Record: Equatable {
     init(changes: [EntryChange]) {
         self.changes = changes
     }
+
+    func apply(to entries: inout [StorageKey: StoredValue]) {
+        for change in changes {
+            entries[change.key] = change.value
+        }
+    }
 }

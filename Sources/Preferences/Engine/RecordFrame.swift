@@ -40,4 +40,51 @@ enum RecordFrame {
         guard let record = try? Record(payload: &reader) else { return nil }
         return (record, payload.upperBound)
     }
+
+    /// The offset of the first record that verifies after `offset`, if there is one.
+    static func nextRecord(in bytes: [UInt8], after offset: Int) -> Int? {
+        var candidate = offset + 1
+        while candidate + headerSize <= bytes.count {
+            if record(in: bytes, at: candidate) != nil { return candidate }
+            candidate += 1
+        }
+        return nil
+    }
+
+    /// What a scan through damaged bytes found.
+    struct Scan {
+        var recovered = 0
+        var damagedRanges: [Range<Int>] = []
+    }
+
+    /// Passes every record that verifies from `offset` on to `found`, stepping one byte at a time
+    /// past bytes that do not verify. The complement in each frame keeps this linear.
+    static func scan(
+        _ bytes: [UInt8],
+        from offset: Int,
+        headerIsDamaged: Bool,
+        _ found: (Record) -> Void
+    ) -> Scan {
+        var scan = Scan()
+        var damageStart: Int? = headerIsDamaged ? 0 : nil
+        var position = offset
+        while position < bytes.count {
+            if let (record, next) = record(in: bytes, at: position) {
+                if let start = damageStart {
+                    scan.damagedRanges.append(start..<position)
+                    damageStart = nil
+                }
+                found(record)
+                scan.recovered += 1
+                position = next
+            } else {
+                damageStart = damageStart ?? position
+                position += 1
+            }
+        }
+        if let start = damageStart, start < bytes.count {
+            scan.damagedRanges.append(start..<bytes.count)
+        }
+        return scan
+    }
 }

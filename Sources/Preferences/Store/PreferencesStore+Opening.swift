@@ -19,8 +19,10 @@ extension PreferencesStore {
     /// library wrote, makes this initialiser throw.
     ///
     /// - Parameters:
-    ///   - fileURL: The store's file. Its folder is created when needed.
+    ///   - fileURL: The store's file. Its folder is created when needed, and the log and lock files
+    ///     are kept beside it.
     ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    ///   - durability: How far each write goes before it returns; see ``Durability``.
     ///   - handling: What to do if the file is damaged.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
     ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
@@ -28,26 +30,62 @@ extension PreferencesStore {
     public convenience init(
         fileURL: URL,
         appNamespace: String = PreferencesStore.defaultAppNamespace,
+        durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover
     ) throws {
-        try self.init(fileURL: fileURL, appNamespace: appNamespace, ifDamaged: handling, fileSystem: FileSystem())
+        try self.init(
+            fileURL: fileURL,
+            appNamespace: appNamespace,
+            durability: durability,
+            ifDamaged: handling,
+            fileSystem: FileSystem()
+        )
+    }
+
+    /// Opens a file store with the engine's compaction threshold set, for the package's harness.
+    ///
+    /// - Parameter compactionMinimumBytes: The least log size that is compacted; smaller makes
+    ///   compaction frequent, for tests that must catch it in the act.
+    package convenience init(
+        fileURL: URL,
+        durability: Durability = .standard,
+        compactionMinimumBytes: Int
+    ) throws(PreferencesError) {
+        try self.init(
+            fileURL: fileURL,
+            durability: durability,
+            fileSystem: FileSystem(),
+            compactionMinimumBytes: compactionMinimumBytes
+        )
     }
 
     convenience init(
         fileURL: URL,
         appNamespace: String = PreferencesStore.defaultAppNamespace,
+        durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
-        fileSystem: FileSystem
+        fileSystem: FileSystem,
+        compactionMinimumBytes: Int = PreferencesStore.defaultCompactionMinimumBytes
     ) throws(PreferencesError) {
-        let opened = try FileBackend.open(path: fileURL.path, ifDamaged: handling, fileSystem: fileSystem)
+        let opened = try FileEngine.open(
+            path: fileURL.path,
+            ifDamaged: handling,
+            fileSystem: fileSystem,
+            compactionMinimumBytes: compactionMinimumBytes
+        )
         self.init(
-            backend: opened.backend,
+            backend: opened.engine,
             entries: opened.entries,
             appNamespace: appNamespace,
             fileURL: fileURL,
+            durability: durability,
             problems: opened.problems
         )
     }
+
+    /// The least log size worth compacting: small stores compact at 16 KiB of log, larger ones
+    /// when the log outgrows the snapshot.
+    package static let defaultCompactionMinimumBytes = 16 * 1024
 
     /// Creates a store that keeps its values in memory only, for tests and previews.
     ///

@@ -53,6 +53,7 @@ extension PreferencesStore {
     /// - Parameter key: The key to look for.
     /// - Returns: `true` if the store holds an entry under the key's namespace and name.
     public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
+        catchUpIfNeeded()
         let storageKey = storageKey(for: key)
         return state.withLock { $0.slots[storageKey]?.stored != nil }
     }
@@ -63,6 +64,7 @@ extension PreferencesStore {
     /// - Returns: The stored keys; entries in this store's app namespace have the namespace
     ///   ``PreferenceNamespace/app``.
     public func storedKeys(in namespace: PreferenceNamespace? = nil) -> [StoredKey] {
+        catchUpIfNeeded()
         let resolved = namespace?.resolved(appNamespace: appNamespace)
         let keys = state.withLock { state in
             state.slots.compactMap { key, slot in
@@ -76,11 +78,17 @@ extension PreferencesStore {
     ///
     /// Takes the lock once to look the key up, and, for a type whose decoding costs something and
     /// the first time only, once more to cache what it decoded. Decoding runs outside the lock,
-    /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's.
+    /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's. When the backend's
+    /// commit count shows a commit made elsewhere, catches up with it first.
     func storedValue<Value>(for key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
         let storageKey = storageKey(for: key)
-        let (stored, decoded, generation, conflictingType) = state.withLock { state in
-            Self.look(into: &state.slots[storageKey, default: Slot()], as: Value.self)
+        var lookup = look(up: storageKey, as: Value.self)
+        if lookup == nil {
+            catchUp()
+            lookup = look(up: storageKey, as: Value.self, evenIfBehind: true)
+        }
+        guard let (stored, decoded, generation, conflictingType) = lookup else {
+            preconditionFailure("a lookup that need not be current always succeeds")
         }
         if let conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
@@ -113,12 +121,47 @@ extension PreferencesStore {
         return value
     }
 
+    /// The slot of a key, or `nil` if memory is behind the backend's commits and must catch up first.
+    private func look(
+        up key: StorageKey,
+        as type: any Any.Type,
+        evenIfBehind: Bool = false
+    ) -> (StoredValue?, (any Sendable)?, UInt64, (any Any.Type)?)? {
+        let commitCount = backend.commitCount
+        return state.withLock { state in
+            guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
+            return Self.look(into: &state.slots[key, default: Slot()], as: type)
+        }
+    }
+
     private static func look(
         into slot: inout Slot,
         as type: any Any.Type
     ) -> (StoredValue?, (any Sendable)?, UInt64, (any Any.Type)?) {
         let conflictingType = slot.register(type)
         return (slot.stored, slot.decoded, slot.generation, conflictingType)
+    }
+
+    /// Catches up if the backend's commit count shows a commit memory has not seen.
+    func catchUpIfNeeded() {
+        let commitCount = backend.commitCount
+        if state.withLock({ $0.seenCommitCount != commitCount }) {
+            catchUp()
+        }
+    }
+
+    /// Applies the commits made elsewhere. A failure is reported, and memory marked current so
+    /// that the next reads do not retry it; the next commit catches up under the exclusive lock.
+    func catchUp() {
+        do {
+            try writeLock.withLock { () throws(PreferencesError) in
+                absorb(try backend.catchUp())
+            }
+        } catch {
+            let commitCount = backend.commitCount
+            state.withLock { $0.seenCommitCount = commitCount }
+            errorChannel.report(error)
+        }
     }
 
     /// Reports a read failure the first time it happens for the value now stored, not on every read.

@@ -27,11 +27,13 @@ extension PreferencesStore {
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeAll(in namespace: PreferenceNamespace) throws {
         let resolved = namespace.resolved(appNamespace: appNamespace)
-        try writeLock.withLock { () throws(PreferencesError) in
-            let keys = state.withLock { state in
-                state.slots.compactMap { key, slot in key.namespace == resolved && slot.stored != nil ? key : nil }
+        try writeLock.withLock {
+            try withExclusiveAccess {
+                let keys = state.withLock { state in
+                    state.slots.compactMap { key, slot in key.namespace == resolved && slot.stored != nil ? key : nil }
+                }
+                try commit(keys.map { PendingChange(key: $0, value: nil, valueType: nil) })
             }
-            try commit(keys.map { PendingChange(key: $0, value: nil, valueType: nil) })
         }
     }
 
@@ -71,20 +73,28 @@ extension PreferencesStore {
     /// }
     /// ```
     ///
-    /// No other write to the store comes between the body's reads and the commit. If the body
-    /// throws, or a value set in it cannot be encoded, nothing is written.
+    /// No other write to the store comes between the body's reads and the commit, from this process
+    /// or another. If the body throws, or a value set in it cannot be encoded, nothing is written.
+    /// The writes are one record in the store's log: one write to disk.
     ///
-    /// - Parameter body: Reads and writes through the transaction it is given.
+    /// - Parameters:
+    ///   - durability: How far the commit goes before this returns; the store's ``durability`` if `nil`.
+    ///   - body: Reads and writes through the transaction it is given.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` throws, or a ``PreferencesError`` if a value cannot be encoded or the batch
     ///   cannot be written.
     @discardableResult
-    public func transaction<Result>(_ body: (inout PreferencesTransaction) throws -> Result) throws -> Result {
+    public func transaction<Result>(
+        durability: Durability? = nil,
+        _ body: (inout PreferencesTransaction) throws -> Result
+    ) throws -> Result {
         try writeLock.withLock {
-            var transaction = PreferencesTransaction(store: self)
-            let result = try body(&transaction)
-            try commit(transaction.finish())
-            return result
+            try withExclusiveAccess {
+                var transaction = PreferencesTransaction(store: self)
+                let result = try body(&transaction)
+                try commit(transaction.finish(), durability: durability)
+                return result
+            }
         }
     }
 
@@ -105,35 +115,66 @@ extension PreferencesStore {
 
     /// Writes a batch of changes, durably and then to memory.
     ///
-    /// Drops the changes that change nothing, has the backend make the rest durable, then applies
-    /// them to memory. Nothing changes if the backend throws.
-    func commit(_ changes: [PendingChange]) throws(PreferencesError) {
+    /// Catches up with commits made elsewhere, drops the changes that change nothing, has the
+    /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
+    /// throws.
+    func commit(_ changes: [PendingChange], durability: Durability? = nil) throws(PreferencesError) {
         var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
-        var warnings: [PreferencesError] = []
+        var problems: [PreferencesError] = []
         defer {
             for (key, first, second) in conflicts {
                 reportConflict(for: key, first: first, second: second)
             }
-            errorChannel.report(warnings)
+            errorChannel.report(problems)
         }
-        try writeLock.withLock { () throws(PreferencesError) in
-            let effective = state.withLock { state in
-                changes.filter { change in
-                    if let type = change.valueType, let first = state.slots[change.key, default: Slot()].register(type)
-                    {
-                        conflicts.append((change.key, first, type))
+        do {
+            try writeLock.withLock {
+                try withExclusiveAccess {
+                    let effective = state.withLock { state in
+                        changes.filter { change in
+                            if let type = change.valueType,
+                                let first = state.slots[change.key, default: Slot()].register(type)
+                            {
+                                conflicts.append((change.key, first, type))
+                            }
+                            return state.slots[change.key]?.stored != change.value
+                        }
                     }
-                    return state.slots[change.key]?.stored != change.value
+                    guard !effective.isEmpty else { return }
+                    let update = try backend.commit(
+                        effective.map { EntryChange(key: $0.key, value: $0.value) },
+                        durability: durability ?? self.durability
+                    )
+                    problems += update.problems
+                    state.withLock { state in
+                        state.apply(effective.map { EntryChange(key: $0.key, value: $0.value) })
+                        state.seenCommitCount = update.commitCount
+                    }
                 }
             }
-            guard !effective.isEmpty else { return }
-            warnings = try backend.commit(effective.map { EntryChange(key: $0.key, value: $0.value) })
-            state.withLock { state in
-                for change in effective {
-                    state.slots[change.key, default: Slot()].replace(with: change.value)
-                }
-            }
+        } catch let error as PreferencesError {
+            throw error
+        } catch {
+            preconditionFailure("a commit throws only PreferencesError, not \(error)")
         }
+    }
+
+    /// Runs `body` with writers everywhere else locked out, after applying what they committed.
+    /// Call it holding the write lock.
+    func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
+        try backend.withExclusiveAccess { update in
+            absorb(update)
+            return try body()
+        }
+    }
+
+    /// Applies what the backend caught up with to memory, and reports its problems.
+    func absorb(_ update: BackendUpdate) {
+        state.withLock { state in
+            state.apply(update.changes)
+            state.seenCommitCount = update.commitCount
+        }
+        errorChannel.report(update.problems)
     }
 }
 

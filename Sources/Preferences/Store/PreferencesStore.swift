@@ -34,7 +34,13 @@ public final class PreferencesStore: Sendable {
     public let appNamespace: String
 
     /// The file the store keeps its values in, or `nil` for an in-memory store.
+    ///
+    /// A file store keeps two more files beside it: a log of recent commits (`.log`) and a lock
+    /// that processes sharing the store coordinate through (`.lock`).
     public let fileURL: URL?
+
+    /// How far each write goes before it returns, unless a transaction says otherwise.
+    public let durability: Durability
 
     let backend: any PreferencesBackend
     let state: Locked<StoreState>
@@ -56,13 +62,15 @@ public final class PreferencesStore: Sendable {
         entries: [StorageKey: StoredValue],
         appNamespace: String,
         fileURL: URL?,
+        durability: Durability = .standard,
         problems: [PreferencesError] = []
     ) {
         KeyValidation.validate(appNamespace: appNamespace)
         self.backend = backend
         self.appNamespace = appNamespace
         self.fileURL = fileURL
-        state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }))
+        self.durability = durability
+        state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }, seenCommitCount: backend.commitCount))
         errorChannel = ErrorChannel()
         errorChannel.report(problems)
     }

@@ -1,6 +1,15 @@
 /// The store's memory: one slot per key that has been stored or read.
 struct StoreState {
     var slots: [StorageKey: Slot] = [:]
+    /// The backend's commit count when memory was last brought up to date with it.
+    var seenCommitCount: UInt64 = 0
+
+    /// Applies changes committed elsewhere, or by this store.
+    mutating func apply(_ changes: [EntryChange]) {
+        for change in changes {
+            slots[change.key, default: Slot()].replace(with: change.value)
+        }
+    }
 }
 
 /// What a store knows about one key.

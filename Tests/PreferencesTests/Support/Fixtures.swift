@@ -63,6 +63,16 @@ final class TemporaryDirectory: Sendable {
     }
 
     var storeURL: URL { url.appendingPathComponent("preferences.store") }
+    var logURL: URL { url.appendingPathComponent("preferences.store.log") }
+
+    /// The bytes of the store's snapshot and log, which must not change when a write fails.
+    func storeBytes() throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for url in [storeURL, logURL] where FileManager().fileExists(atPath: url.path) {
+            files[url.lastPathComponent] = try Data(contentsOf: url)
+        }
+        return files
+    }
 
     /// Every file in the folder, by name.
     func fileNames() throws -> [String] {
@@ -104,15 +114,21 @@ final class StoreFixture: Sendable {
 
 /// Counts the file operations a store performs, through the engine's seam, and fails chosen ones.
 final class FileOperationLog: Sendable {
-    private let state = Locked<(counts: [FileSystem.Operation: Int], failing: [FileSystem.Operation: Int32])>(
+    private struct Failure {
+        var errorNumber: Int32
+        var applies: @Sendable (String) -> Bool
+    }
+
+    private let state = Locked<(counts: [FileSystem.Operation: Int], failing: [FileSystem.Operation: Failure])>(
         ([:], [:])
     )
 
     var fileSystem: FileSystem {
-        FileSystem { operation, _ in
+        FileSystem { operation, path in
             self.state.withLock { state in
                 state.counts[operation, default: 0] += 1
-                return state.failing[operation]
+                guard let failure = state.failing[operation] else { return nil }
+                return failure.applies(path) ? failure.errorNumber : nil
             }
         }
     }
@@ -121,7 +137,20 @@ final class FileOperationLog: Sendable {
         state.withLock { $0.counts[operation, default: 0] }
     }
 
-    func fail(_ operation: FileSystem.Operation, with errorNumber: Int32?) {
-        state.withLock { $0.failing[operation] = errorNumber }
+    /// Every operation counted so far.
+    var counts: [FileSystem.Operation: Int] {
+        state.withLock { $0.counts }
+    }
+
+    /// Makes `operation` fail with `errorNumber`, or succeed again when it is `nil`; only on the
+    /// paths `applies` accepts.
+    func fail(
+        _ operation: FileSystem.Operation,
+        with errorNumber: Int32?,
+        where applies: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) {
+        state.withLock { state in
+            state.failing[operation] = errorNumber.map { Failure(errorNumber: $0, applies: applies) }
+        }
     }
 }

@@ -1,0 +1,148 @@
+/// The file engine: a checksummed snapshot, an append-only log of commits, and a lock file.
+///
+/// For a store at `P`: the snapshot is `P`, the log `P.log`, the lock `P.lock`.
+///
+/// - Each commit is one framed record appended to the log with one `pwrite(2)`, under an
+///   exclusive `flock`, so it survives the process being killed the moment the call returns; in
+///   synchronous durability it is also `fdatasync`ed, and survives power loss.
+/// - When the log outgrows the snapshot, compaction writes a new snapshot of the next
+///   generation (temporary file, sync, rename, directory sync), then starts a new log of that
+///   generation. A log older than the snapshot is one a crash left between those two steps, and
+///   is ignored: its records are all in the snapshot.
+/// - Before each commit, and before a read when the shared commit count changed, the engine
+///   catches up with what other processes appended, or reloads after their compaction.
+final class FileEngine: PreferencesBackend {
+    let location: String
+    let logPath: String
+    let fileSystem: FileSystem
+    /// `nil` when the lock file could not be opened: the store is then read-only.
+    let lockFile: LockFile?
+    /// The least log size worth compacting, so that a small store does not compact on every write.
+    let compactionMinimumBytes: Int
+    let state: Locked<State>
+
+    struct State {
+        /// Every entry, as the files hold them once this engine's own commits are in.
+        var entries: [StorageKey: StoredValue] = [:]
+        var generation: UInt64 = 0
+        /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
+        var log: OpenFile?
+        /// Where the last record that verifies ends: where the next append belongs.
+        var logValidEnd = 0
+        var snapshotSize = 0
+        /// The shared commit count as of the last catch-up or commit.
+        var seenCount: UInt64 = 0
+        /// Why writes are refused, when they are.
+        var refusal: String?
+        /// Damage found while catching up under a shared lock, to repair under the exclusive one.
+        var pendingRepair: [DamagedFile] = []
+        var exclusiveDepth = 0
+    }
+
+    init(path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?) {
+        location = path
+        logPath = path + ".log"
+        self.fileSystem = fileSystem
+        self.lockFile = lockFile
+        self.compactionMinimumBytes = compactionMinimumBytes
+        state = Locked(State(refusal: refusal))
+    }
+
+    var commitCount: UInt64 {
+        lockFile?.commitCount ?? 0
+    }
+
+    func catchUp() throws(PreferencesError) -> BackendUpdate {
+        guard let lockFile else { return BackendUpdate(commitCount: 0) }
+        let (depth, seen) = state.withLock { ($0.exclusiveDepth, $0.seenCount) }
+        // Inside exclusive access nobody else can commit: this engine is already current.
+        if depth > 0 || lockFile.commitCount == seen {
+            return BackendUpdate(commitCount: seen)
+        }
+        try lockFile.lock(exclusive: false)
+        defer { lockFile.unlock() }
+        return try state.withLock { (state: inout State) throws(PreferencesError) in
+            try catchUpLocked(&state, canRepair: false)
+        }
+    }
+
+    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result {
+        guard let lockFile else {
+            return try body(BackendUpdate(commitCount: 0))
+        }
+        let isOutermost = state.withLock { state in
+            state.exclusiveDepth += 1
+            return state.exclusiveDepth == 1
+        }
+        defer {
+            let isLast = state.withLock { state in
+                state.exclusiveDepth -= 1
+                return state.exclusiveDepth == 0
+            }
+            if isLast {
+                lockFile.unlock()
+            }
+        }
+        guard isOutermost else {
+            return try body(BackendUpdate(commitCount: state.withLock { $0.seenCount }))
+        }
+        try lockFile.lock(exclusive: true)
+        let update = try state.withLock { (state: inout State) throws(PreferencesError) in
+            try catchUpLocked(&state, canRepair: true)
+        }
+        return try body(update)
+    }
+
+    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
+        -> BackendUpdate
+    {
+        try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
+            guard let lockFile, state.refusal == nil else {
+                throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
+            }
+            var problems = try ensureLog(&state)
+            guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
+            // A record torn by a writer killed mid-append is skipped when reading; cut it off so
+            // that this record is not written behind it.
+            if try fileSystem.size(of: log) != state.logValidEnd {
+                try fileSystem.truncate(log, to: state.logValidEnd)
+            }
+            var writer = ByteWriter(capacity: 64)
+            RecordFrame.append(Record(changes: changes), to: &writer)
+            do throws(PreferencesError) {
+                try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
+                if durability == .synchronous {
+                    try fileSystem.synchronize(log)
+                }
+            } catch {
+                // Take back what may have reached the file. Should this fail too, the size check
+                // above cuts it off before the next append; either way nobody reads past
+                // `logValidEnd` a record that does not verify.
+                try? fileSystem.truncate(log, to: state.logValidEnd)
+                throw error
+            }
+            state.logValidEnd += writer.bytes.count
+            for change in changes {
+                state.entries[change.key] = change.value
+            }
+            state.seenCount = lockFile.countCommit()
+            if state.logValidEnd - FileHeader.size > max(state.snapshotSize, compactionMinimumBytes) {
+                do throws(PreferencesError) {
+                    problems += try compact(&state)
+                } catch {
+                    // The commit stands in the log; the log only grows until a compaction succeeds.
+                    problems.append(error)
+                }
+            }
+            return BackendUpdate(commitCount: state.seenCount, problems: problems)
+        }
+    }
+
+    func flush() throws(PreferencesError) {
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            if let log = state.log {
+                try fileSystem.synchronize(log)
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+/// The 40-byte header at the start of a snapshot and of a log.
+///
+/// ```
+///  0  magic       8 bytes   89 50 52 45 46 0D 0A 1A  ("\x89PREF\r\n\x1A")
+///  8  version     UInt16    1
+/// 10  kind        UInt16    0 snapshot, 1 log
+/// 12  reserved    UInt32    0
+/// 16  generation  UInt64    the compaction that wrote the snapshot or started the log
+/// 24  bodyLength  UInt64    bytes after the header (0 in a log, which grows)
+/// 32  bodyCRC     UInt32    CRC-32C of the body (0 in a log; each record has its own)
+/// 36  headerCRC   UInt32    CRC-32C of bytes 0..<36
+/// ```
+struct FileHeader: Equatable {
+    enum Kind: UInt16 {
+        case snapshot = 0
+        case log = 1
+    }
+
+    static let magic: [UInt8] = [0x89, 0x50, 0x52, 0x45, 0x46, 0x0D, 0x0A, 0x1A]
+    static let currentVersion = 1
+    static let size = 40
+
+    var kind: Kind
+    var generation: UInt64
+    var bodyLength: UInt64 = 0
+    var bodyChecksum: UInt32 = 0
+
+    func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: Self.size)
+        writer.append(contentsOf: Self.magic)
+        writer.append(UInt16(Self.currentVersion))
+        writer.append(kind.rawValue)
+        writer.append(UInt32(0))
+        writer.append(generation)
+        writer.append(bodyLength)
+        writer.append(bodyChecksum)
+        writer.append(CRC32C.checksum(writer.bytes))
+        return writer.bytes
+    }
+
+    enum Check: Equatable {
+        case valid(FileHeader)
+        /// Why the header does not verify, in words for a damage report.
+        case damaged(String)
+        /// A header that verifies but was written by a newer version of the library.
+        case newerVersion(Int)
+    }
+
+    static func check(_ bytes: [UInt8], expecting kind: Kind) -> Check {
+        if bytes.isEmpty {
+            return .damaged("the file is empty")
+        }
+        guard bytes.count >= size else {
+            return .damaged("the file is shorter than its header")
+        }
+        guard bytes[0..<magic.count].elementsEqual(magic) else {
+            return .damaged("the file does not begin with the store's signature")
+        }
+        var reader = ByteReader(bytes, range: magic.count..<size)
+        guard let version = try? reader.readUInt16(), let rawKind = try? reader.readUInt16(),
+            (try? reader.readUInt32()) != nil, let generation = try? reader.readUInt64(),
+            let bodyLength = try? reader.readUInt64(), let bodyChecksum = try? reader.readUInt32(),
+            let headerChecksum = try? reader.readUInt32(), headerChecksum == CRC32C.checksum(bytes[0..<(size - 4)])
+        else {
+            return .damaged("the header's checksum does not match")
+        }
+        // Only a header that verifies is trusted to say the file is from a newer version.
+        guard Int(version) <= currentVersion else { return .newerVersion(Int(version)) }
+        guard Int(version) == currentVersion else { return .damaged("the header names format version \(version)") }
+        guard rawKind == kind.rawValue else { return .damaged("the header names another kind of file (\(rawKind))") }
+        return .valid(
+            FileHeader(kind: kind, generation: generation, bodyLength: bodyLength, bodyChecksum: bodyChecksum))
+    }
+}
+
+/// A file written by a newer version of the library, which must not be read or replaced.
+struct UnsupportedVersion: Error, Equatable {
+    var version: Int
+}

@@ -1,0 +1,111 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An open file that the engine appends to and reads from: the log.
+final class OpenFile: Sendable {
+    let path: String
+    let descriptor: Int32
+    /// The device and inode, to tell whether the path still names this file after a compaction.
+    let identity: FileIdentity
+
+    init(path: String, descriptor: Int32, identity: FileIdentity) {
+        self.path = path
+        self.descriptor = descriptor
+        self.identity = identity
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
+
+/// A file's device and inode: the same path names another file once a new one is renamed over it.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+    }
+}
+
+extension FileSystem {
+    /// Opens a file for reading and, unless `readOnly`, writing; `nil` if there is no file.
+    func openExisting(at path: String, readOnly: Bool) throws(PreferencesError) -> OpenFile? {
+        let flags = (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC
+        let descriptor = try check(.open, path, allowing: ENOENT) { open(path, flags) }
+        if descriptor == -1 { return nil }
+        var status = stat()
+        do throws(PreferencesError) {
+            try check(.read, path) { fstat(descriptor, &status) }
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return OpenFile(path: path, descriptor: descriptor, identity: FileIdentity(status))
+    }
+
+    /// The identity of the file a path names now, or `nil` if there is none.
+    func identity(at path: String) -> FileIdentity? {
+        var status = stat()
+        return stat(path, &status) == 0 ? FileIdentity(status) : nil
+    }
+
+    func size(of file: OpenFile) throws(PreferencesError) -> Int {
+        var status = stat()
+        try check(.read, file.path) { fstat(file.descriptor, &status) }
+        return Int(status.st_size)
+    }
+
+    /// Every byte of the file from `offset` to its end.
+    func contents(of file: OpenFile, from offset: Int) throws(PreferencesError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var position = offset
+        while true {
+            let count = try check(.read, file.path) {
+                chunk.withUnsafeMutableBytes {
+                    Int32(clamping: pread(file.descriptor, $0.baseAddress, $0.count, off_t(position)))
+                }
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<Int(count)])
+            position += Int(count)
+        }
+    }
+
+    /// Writes `bytes` at `offset`: one `pwrite(2)`, unless the system writes less than asked.
+    func store(_ bytes: [UInt8], in file: OpenFile, at offset: Int) throws(PreferencesError) {
+        var written = 0
+        while written < bytes.count {
+            let count = try check(.write, file.path) {
+                bytes.withUnsafeBytes { buffer in
+                    Int32(
+                        clamping: pwrite(
+                            file.descriptor,
+                            buffer.baseAddress! + written,
+                            buffer.count - written,
+                            off_t(offset + written)
+                        )
+                    )
+                }
+            }
+            written += Int(count)
+        }
+    }
+
+    func truncate(_ file: OpenFile, to length: Int) throws(PreferencesError) {
+        try check(.truncate, file.path) { ftruncate(file.descriptor, off_t(length)) }
+    }
+
+    /// Flushes a file's data to stable storage: `fdatasync`, or `F_FULLFSYNC` on Apple platforms.
+    func synchronize(_ file: OpenFile) throws(PreferencesError) {
+        try check(.fsync, file.path) { Self.synchronizeData(file.descriptor) }
+    }
+}

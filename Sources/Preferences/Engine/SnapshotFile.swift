@@ -1,0 +1,85 @@
+/// The snapshot: a ``FileHeader``, then one framed record per entry.
+///
+/// A snapshot that verifies as a whole is read in one pass. Any other is salvaged record by
+/// record: each frame carries its own checksum, so damage costs only the records it touches.
+enum SnapshotFile {
+    /// What a snapshot holds, and how it was damaged if it was.
+    struct Contents: Equatable {
+        var entries: [StorageKey: StoredValue]
+        /// The compaction that wrote it; the log that goes with it has the same generation.
+        var generation: UInt64
+        var damage: DamageReport?
+    }
+
+    static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64) -> [UInt8] {
+        var writer = ByteWriter(capacity: FileHeader.size + entries.count * 64)
+        writer.append(contentsOf: [UInt8](repeating: 0, count: FileHeader.size))
+        // Sorted, so that the same entries always make the same file.
+        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+            RecordFrame.append(Record(changes: [EntryChange(key: key, value: value)]), to: &writer)
+        }
+        var bytes = writer.bytes
+        let body = bytes[FileHeader.size...]
+        let header = FileHeader(
+            kind: .snapshot,
+            generation: generation,
+            bodyLength: UInt64(body.count),
+            bodyChecksum: CRC32C.checksum(body)
+        )
+        bytes.replaceSubrange(0..<FileHeader.size, with: header.encoded())
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(UnsupportedVersion) -> Contents {
+        switch FileHeader.check(bytes, expecting: .snapshot) {
+        case .newerVersion(let version):
+            throw UnsupportedVersion(version: version)
+        case .damaged(let reason):
+            return salvage(bytes, reason: reason, generation: 0, headerIsValid: false)
+        case .valid(let header):
+            let actual = bytes.count - FileHeader.size
+            guard header.bodyLength == UInt64(actual) else {
+                let reason = "the body is \(actual) bytes but the header says \(header.bodyLength)"
+                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+            }
+            guard CRC32C.checksum(bytes[FileHeader.size...]) == header.bodyChecksum else {
+                let reason = "the body's checksum does not match"
+                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+            }
+            guard let entries = readVerifiedBody(bytes) else {
+                let reason = "a record that verified did not decode"
+                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+            }
+            return Contents(entries: entries, generation: header.generation, damage: nil)
+        }
+    }
+
+    /// Reads a body whose checksum matched; `nil` if a record still fails to decode.
+    private static func readVerifiedBody(_ bytes: [UInt8]) -> [StorageKey: StoredValue]? {
+        var entries: [StorageKey: StoredValue] = [:]
+        var offset = FileHeader.size
+        while offset < bytes.count {
+            guard let (record, next) = RecordFrame.record(in: bytes, at: offset, verifyChecksum: false) else {
+                return nil
+            }
+            record.apply(to: &entries)
+            offset = next
+        }
+        return entries
+    }
+
+    /// Loads every record that verifies, scanning past damage for the next frame.
+    private static func salvage(_ bytes: [UInt8], reason: String, generation: UInt64, headerIsValid: Bool) -> Contents {
+        var entries: [StorageKey: StoredValue] = [:]
+        let scan = RecordFrame.scan(bytes, from: FileHeader.size, headerIsDamaged: !headerIsValid) { record in
+            record.apply(to: &entries)
+        }
+        let report = DamageReport(
+            recoveredRecords: scan.recovered,
+            damagedRanges: scan.damagedRanges,
+            reason: reason,
+            copyPath: nil
+        )
+        return Contents(entries: entries, generation: generation, damage: report)
+    }
+}
