@@ -124,7 +124,9 @@ extension FileEngine {
         return loaded
     }
 
-    /// Brings `state` up to date with commits made elsewhere. Call it holding the lock.
+    /// Brings `state` up to date with commits made elsewhere.
+    ///
+    /// Call it holding the lock; with the exclusive lock it also repairs damage found.
     func catchUpLocked(_ state: inout State, canRepair: Bool) throws(PreferencesError) -> BackendUpdate {
         guard let lockFile else { return BackendUpdate(commitCount: 0) }
         let count = lockFile.commitCount
@@ -168,8 +170,10 @@ extension FileEngine {
         return update
     }
 
-    /// Keeps a copy of each damaged file, then compacts, so that the files hold what verified and
-    /// the damage is reported once. Without a copy nothing is replaced, and writes are refused.
+    /// Keeps a copy of each damaged file, then compacts.
+    ///
+    /// Afterwards the files hold what verified, so the damage is reported once. Without a copy
+    /// nothing is replaced, and writes are refused.
     func repair(_ state: inout State, _ damaged: [DamagedFile]) -> [PreferencesError] {
         var problems: [PreferencesError] = []
         for file in damaged {

@@ -60,7 +60,9 @@ final class LockFile: @unchecked Sendable {
         preferences_atomic_increment(page)
     }
 
-    /// Takes the lock: exclusive for writers, shared for readers. Blocks while another holds it.
+    /// Takes the lock: exclusive for writers, shared for readers.
+    ///
+    /// Blocks while another holds it in a conflicting mode.
     func lock(exclusive: Bool) throws(PreferencesError) {
         while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
             guard errno == EINTR else {

@@ -57,8 +57,10 @@ enum RecordFrame {
         var damagedRanges: [Range<Int>] = []
     }
 
-    /// Passes every record that verifies from `offset` on to `found`, stepping one byte at a time
-    /// past bytes that do not verify. The complement in each frame keeps this linear.
+    /// Passes every record that verifies from `offset` on to `found`.
+    ///
+    /// Steps one byte at a time past bytes that do not verify; the complement in each frame keeps
+    /// that linear.
     static func scan(
         _ bytes: [UInt8],
         from offset: Int,

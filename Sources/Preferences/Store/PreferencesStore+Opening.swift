@@ -44,8 +44,12 @@ extension PreferencesStore {
 
     /// Opens a file store with the engine's compaction threshold set, for the package's harness.
     ///
-    /// - Parameter compactionMinimumBytes: The least log size that is compacted; smaller makes
-    ///   compaction frequent, for tests that must catch it in the act.
+    /// - Parameters:
+    ///   - fileURL: The store's file.
+    ///   - durability: How far each write goes before it returns.
+    ///   - compactionMinimumBytes: The least log size that is compacted; smaller makes compaction
+    ///     frequent, for tests that must catch it in the act.
+    /// - Throws: A ``PreferencesError`` if the store cannot be opened.
     package convenience init(
         fileURL: URL,
         durability: Durability = .standard,

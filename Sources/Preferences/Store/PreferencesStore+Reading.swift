@@ -150,8 +150,10 @@ extension PreferencesStore {
         }
     }
 
-    /// Applies the commits made elsewhere. A failure is reported, and memory marked current so
-    /// that the next reads do not retry it; the next commit catches up under the exclusive lock.
+    /// Applies the commits made elsewhere.
+    ///
+    /// A failure is reported, and memory marked current so that the next reads do not retry it;
+    /// the next commit catches up under the exclusive lock.
     func catchUp() {
         do {
             try writeLock.withLock { () throws(PreferencesError) in

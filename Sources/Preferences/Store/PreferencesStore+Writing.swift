@@ -160,6 +160,7 @@ extension PreferencesStore {
     }
 
     /// Runs `body` with writers everywhere else locked out, after applying what they committed.
+    ///
     /// Call it holding the write lock.
     func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
         try backend.withExclusiveAccess { update in
