@@ -37,9 +37,23 @@ let package = Package(
             path: "Tests/SwiftUIStandIn",
             swiftSettings: upcomingFeatures
         ),
+        // A child process for the durability tests: writes until killed, or writes from several
+        // processes at once. Not a product.
+        .executableTarget(
+            name: "PreferencesHarness",
+            dependencies: ["Preferences", "PreferencesHarnessKit"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "PreferencesHarnessKit",
+            dependencies: ["Preferences"],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "PreferencesTests",
-            dependencies: ["Preferences", "PreferencesDemo", "SwiftUIStandIn"],
+            dependencies: [
+                "Preferences", "PreferencesDemo", "PreferencesHarness", "PreferencesHarnessKit", "SwiftUIStandIn",
+            ],
             swiftSettings: upcomingFeatures
         ),
     ]

@@ -51,6 +51,10 @@ extension FileEngine {
         )
         try lockFile?.lock(exclusive: true)
         defer { lockFile?.unlock() }
+        if lockFile != nil {
+            fileSystem.removeTemporaryFiles(of: path)
+            fileSystem.removeTemporaryFiles(of: engine.logPath)
+        }
         let entries = try engine.state.withLock { (state: inout State) throws(PreferencesError) in
             let loaded = try engine.load(readOnly: lockFile == nil)
             if handling == .throwError, let first = loaded.damaged.first {

@@ -77,6 +77,21 @@ struct FileSystem: Sendable {
         try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
+    /// Removes the temporary files that a replacement of `path` killed before its rename left.
+    ///
+    /// Only the holder of the store's exclusive lock writes temporary files, so while it holds the
+    /// lock every one of them is a leftover.
+    func removeTemporaryFiles(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        guard let names = try? FileManager().contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else {
+            return
+        }
+        for name in names where name.hasPrefix(prefix) {
+            unlink((directory as NSString).appendingPathComponent(name))
+        }
+    }
+
     func fileExists(at path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0

@@ -1,0 +1,70 @@
+import Foundation
+import Preferences
+import PreferencesHarnessKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// A child process for the package's durability tests; not part of the library.
+//
+//   preferences-harness numbered STORE ACKS [COMPACTION_BYTES] [synchronous]
+//       Performs NumberedWrites 1, 2, 3, ... until killed, appending "N\n" to ACKS with one
+//       write(2) as soon as write N has returned.
+//   preferences-harness distinct STORE PREFIX COUNT
+//       Sets PREFIX-0 ... PREFIX-(COUNT-1) in the harness namespace, one commit each.
+//   preferences-harness increment STORE COUNT
+//       Adds one to the harness counter COUNT times, with update.
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("preferences-harness: \(message)\n".utf8))
+    exit(2)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 2 else { fail("usage: preferences-harness numbered|distinct|increment STORE ...") }
+let storeURL = URL(fileURLWithPath: arguments[1])
+
+do {
+    switch arguments[0] {
+    case "numbered":
+        guard arguments.count >= 3 else { fail("numbered needs STORE ACKS") }
+        let compaction = arguments.count > 3 ? Int(arguments[3]) ?? 16_384 : 16_384
+        let durability: PreferencesStore.Durability = arguments.contains("synchronous") ? .synchronous : .standard
+        let store = try PreferencesStore(
+            fileURL: storeURL,
+            durability: durability,
+            compactionMinimumBytes: compaction
+        )
+        let acks = open(arguments[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard acks >= 0 else { fail("cannot open \(arguments[2])") }
+        var number = 1
+        while true {
+            try NumberedWrites.perform(number, on: store)
+            let line = Array("\(number)\n".utf8)
+            guard line.withUnsafeBytes({ write(acks, $0.baseAddress, $0.count) }) == line.count else {
+                fail("cannot acknowledge write \(number)")
+            }
+            number += 1
+        }
+    case "distinct":
+        guard arguments.count == 4, let count = Int(arguments[3]) else { fail("distinct needs STORE PREFIX COUNT") }
+        let store = try PreferencesStore(fileURL: storeURL)
+        for index in 0..<count {
+            try store.setValue(index, for: PreferenceKey<Int>("\(arguments[2])-\(index)", default: -1, in: .custom("harness")))
+        }
+    case "increment":
+        guard arguments.count == 3, let count = Int(arguments[2]) else { fail("increment needs STORE COUNT") }
+        let store = try PreferencesStore(fileURL: storeURL)
+        let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
+        for _ in 0..<count {
+            try store.update(counter) { $0 += 1 }
+        }
+    default:
+        fail("unknown mode \(arguments[0])")
+    }
+} catch {
+    fail("\(error)")
+}
