@@ -3,9 +3,9 @@ import Preferences
 import PreferencesHarnessKit
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // A child process for the package's durability tests; not part of the library.
@@ -53,7 +53,8 @@ do {
         guard arguments.count == 4, let count = Int(arguments[3]) else { fail("distinct needs STORE PREFIX COUNT") }
         let store = try PreferencesStore(fileURL: storeURL)
         for index in 0..<count {
-            try store.setValue(index, for: PreferenceKey<Int>("\(arguments[2])-\(index)", default: -1, in: .custom("harness")))
+            try store.setValue(
+                index, for: PreferenceKey<Int>("\(arguments[2])-\(index)", default: -1, in: .custom("harness")))
         }
     case "increment":
         guard arguments.count == 3, let count = Int(arguments[2]) else { fail("increment needs STORE COUNT") }

@@ -1,6 +1,7 @@
 import Foundation
 import PreferencesHarnessKit
 import Testing
+
 @testable import Preferences
 
 /// A child process writes numbered values and acknowledges each; it is killed at a random moment,
@@ -43,8 +44,9 @@ struct KillHarnessTests {
             #expect(store.errorChannel.takeBacklog().isEmpty, "round \(round) reported damage")
             #expect(!(try directory.fileNames().contains { $0.contains(".tmp-") }), "a temporary file outlived opening")
         }
-        print("kill harness: \(Self.rounds) rounds, \(acknowledgedInAll) acknowledged writes, all present; "
-            + "\(duringCompaction) kills caught a compaction mid-way")
+        print(
+            "kill harness: \(Self.rounds) rounds, \(acknowledgedInAll) acknowledged writes, all present; "
+                + "\(duringCompaction) kills caught a compaction mid-way")
     }
 
     private func waitForFirstAcknowledgement(at acks: URL, from child: ChildProcess) throws {
@@ -114,8 +116,10 @@ struct SeveralProcessesTests {
 
     @Test func aCompactionByOneStoreIsSeenByAnother() throws {
         let directory = try TemporaryDirectory()
-        let first = try PreferencesStore(fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 64)
-        let second = try PreferencesStore(fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 64)
+        let first = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 64)
+        let second = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 64)
         for index in 0..<50 {
             first[PreferenceKey<Int>("k\(index % 5)", default: -1)] = index
             second[.title] = "t\(index)"

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// The log's own failure modes: torn tails, damage in the middle, logs that do not match their
+/// snapshot, random damage, and how large the files grow.
+struct LogEngineTests {
+    /// A store whose log holds `count` commits of `k<i % 3> = i`, never compacted.
+    private func storeWithLog(commits count: Int) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        for index in 0..<count {
+            try store.setValue(index, for: PreferenceKey<Int>("k\(index % 3)", default: -1))
+        }
+        return directory
+    }
+
+    /// Where each record of a log ends.
+    private func recordEnds(of bytes: [UInt8]) -> [Int] {
+        var ends: [Int] = []
+        var offset = FileHeader.size
+        while let (_, next) = RecordFrame.record(in: bytes, at: offset) {
+            ends.append(next)
+            offset = next
+        }
+        return ends
+    }
+
+    @Test func aTornFinalRecordIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {
+        let directory = try storeWithLog(commits: 3)
+        var bytes = try Data(contentsOf: directory.logURL)
+        bytes.removeLast(4)
+        try bytes.write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[PreferenceKey<Int>("k2", default: -1)] == -1)
+        #expect(store[PreferenceKey<Int>("k1", default: -1)] == 1)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        #expect(!(try directory.fileNames().contains { $0.contains(".damaged-") }))
+
+        store[PreferenceKey<Int>("k2", default: -1)] = 22
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[PreferenceKey<Int>("k2", default: -1)] == 22)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+    }
+
+    @Test func aLogCutAtAnyOffsetKeepsEveryRecordBeforeTheCut() throws {
+        let directory = try storeWithLog(commits: 6)
+        let bytes = Array(try Data(contentsOf: directory.logURL))
+        let ends = recordEnds(of: bytes)
+        #expect(ends.count == 6)
+        for length in 0..<bytes.count {
+            let copy = try TemporaryDirectory()
+            try Data(bytes.prefix(length)).write(to: copy.logURL)
+            let store = try PreferencesStore(fileURL: copy.storeURL)
+            let whole = ends.filter { $0 <= length }.count
+            for index in 0..<6 {
+                let expected = (0..<whole).last { $0 % 3 == index % 3 } ?? -1
+                #expect(store[PreferenceKey<Int>("k\(index % 3)", default: -1)] == expected, "cut at \(length)")
+            }
+            // A cut inside the header leaves no log to trust: that is damage, reported with a copy.
+            // A cut after it is a torn tail, the normal result of a kill: nothing to report.
+            let reported = store.errorChannel.takeBacklog()
+            if length < FileHeader.size {
+                #expect(reported.map(\.code) == [.damagedFile], "cut at \(length)")
+            } else {
+                #expect(reported.isEmpty, "cut at \(length)")
+            }
+        }
+    }
+
+    @Test func damageBeforeGoodRecordsIsReportedWithACopyAndTheRestLoaded() throws {
+        let directory = try storeWithLog(commits: 6)
+        var bytes = Array(try Data(contentsOf: directory.logURL))
+        let ends = recordEnds(of: bytes)
+        bytes[ends[0] + 14] ^= 0x01  // inside the second record's payload
+        try Data(bytes).write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.filePath == directory.logURL.path)
+        #expect(reported.first?.description.contains("recovered 5 records") == true)
+        #expect(store[PreferenceKey<Int>("k0", default: -1)] == 3)
+        #expect(store[PreferenceKey<Int>("k1", default: -1)] == 4)
+        #expect(store[PreferenceKey<Int>("k2", default: -1)] == 5)
+        let copy = try #require(try directory.fileNames().first { $0.hasPrefix("preferences.store.log.damaged-") })
+        #expect(Array(try Data(contentsOf: directory.url.appendingPathComponent(copy))) == bytes)
+
+        // The damage was folded into a new snapshot: opening again finds none.
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+        #expect(reopened[PreferenceKey<Int>("k2", default: -1)] == 5)
+    }
+
+    @Test func aLogOlderThanItsSnapshotIsIgnored() throws {
+        let directory = try TemporaryDirectory()
+        let entries = [StorageKey(namespace: "app", name: "count"): StoredValue.signed(7)]
+        try Data(SnapshotFile.encode(entries, generation: 2)).write(to: directory.storeURL)
+        // A log of generation 1, as a crash between a compaction's two renames leaves it.
+        var writer = ByteWriter()
+        writer.append(contentsOf: LogFile.header(generation: 1))
+        RecordFrame.append(
+            Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(1))]),
+            to: &writer)
+        try Data(writer.bytes).write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[.count] == 7)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        store[.title] = "next"
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[.count] == 7)
+        #expect(reopened[.title] == "next")
+    }
+
+    @Test func aLogNewerThanItsSnapshotIsDamageButItsRecordsAreKept() throws {
+        let directory = try TemporaryDirectory()
+        var writer = ByteWriter()
+        writer.append(contentsOf: LogFile.header(generation: 4))
+        RecordFrame.append(
+            Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(9))]),
+            to: &writer)
+        try Data(writer.bytes).write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[.count] == 9)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains("continues snapshot generation 4") == true)
+    }
+
+    @Test func randomDamageToALogNeverLoadsAValueThatWasNotWritten() throws {
+        let directory = try storeWithLog(commits: 12)
+        let bytes = Array(try Data(contentsOf: directory.logURL))
+        var generator = SplitMix64(seed: 0xB17F)
+        for flip in 0..<300 {
+            var damaged = bytes
+            let bit = Int(generator.next() % UInt64(bytes.count * 8))
+            damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+            let copy = try TemporaryDirectory()
+            try Data(damaged).write(to: copy.logURL)
+            let store = try PreferencesStore(fileURL: copy.storeURL)
+            for slot in 0..<3 {
+                let value = store[PreferenceKey<Int>("k\(slot)", default: -1)]
+                #expect(
+                    value == -1 || (value % 3 == slot && value < 12), "flip \(flip) at bit \(bit): k\(slot) = \(value)")
+            }
+        }
+    }
+
+    @Test func filesStayUnderTwiceTheLiveDataWhateverTheWritePattern() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        var largest = 0
+        for round in 0..<20_000 {
+            try store.setValue(
+                "value \(round) of a preference", for: PreferenceKey<String>("k\(round % 500)", default: ""))
+            if round % 500 == 499 {
+                let files = try directory.storeBytes().values.reduce(0) { $0 + $1.count }
+                largest = max(largest, files)
+            }
+        }
+        let live = SnapshotFile.encode(
+            try #require(
+                (store.backend as? FileEngine)?.state.withLock { $0.entries }
+            ),
+            generation: 0
+        ).count
+        #expect(
+            largest <= 2 * live + PreferencesStore.defaultCompactionMinimumBytes, "largest \(largest), live \(live)")
+    }
+}
