@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
         .executable(name: "preferences-demo", targets: ["PreferencesDemo"]),
+        .executable(name: "preferences-benchmarks", targets: ["PreferencesBenchmarks"]),
     ],
     targets: [
         .target(
@@ -35,6 +36,11 @@ let package = Package(
         .target(
             name: "SwiftUIStandIn",
             path: "Tests/SwiftUIStandIn",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "PreferencesBenchmarks",
+            dependencies: ["Preferences"],
             swiftSettings: upcomingFeatures
         ),
         // A child process for the durability tests: writes until killed, or writes from several

@@ -45,8 +45,33 @@ struct BackendUpdate {
 
 /// The full identity of a stored entry: its resolved namespace (empty for the global namespace) and its name.
 struct StorageKey: Hashable, Sendable, Comparable {
-    var namespace: String
-    var name: String
+    let namespace: String
+    let name: String
+    /// The name's hash in this process, computed once: a lookup then hashes one integer, not two strings.
+    private let nameHash: Int
+
+    init(namespace: String, name: String, nameHash: Int? = nil) {
+        self.namespace = namespace
+        self.name = name
+        self.nameHash = nameHash ?? name.hashValue
+    }
+
+    static func == (lhs: StorageKey, rhs: StorageKey) -> Bool {
+        lhs.nameHash == rhs.nameHash && lhs.name == rhs.name && lhs.namespace == rhs.namespace
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(nameHash)
+    }
+
+    /// The hash a dictionary uses: `nameHash` is already the output of the process's seeded
+    /// SipHash, so mixing in the dictionary's seed is enough, and spares every lookup a full
+    /// hasher run.
+    func _rawHashValue(seed: Int) -> Int {
+        var mixed = UInt64(truncatingIfNeeded: nameHash ^ seed)
+        mixed = (mixed ^ (mixed >> 32)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed ^ (mixed >> 29))
+    }
 
     static func < (lhs: StorageKey, rhs: StorageKey) -> Bool {
         if lhs.namespace != rhs.namespace {

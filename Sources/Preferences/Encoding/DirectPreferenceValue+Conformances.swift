@@ -8,12 +8,15 @@ extension _DirectCodec where Value: FixedWidthInteger & Sendable {
             encode: { value in
                 Value.isSigned ? .signed(Int64(value)) : .unsigned(UInt64(value))
             },
-            decode: { stored in
-                switch stored {
-                case .signed(let number): Value(exactly: number)
-                case .unsigned(let number): Value(exactly: number)
-                default: nil
-                }
+            decode: { stored throws(DecodeFailure) in
+                let value: Value? =
+                    switch stored {
+                    case .signed(let number): Value(exactly: number)
+                    case .unsigned(let number): Value(exactly: number)
+                    default: nil
+                    }
+                guard let value else { throw .mismatch }
+                return value
             },
             isScalar: true
         )
@@ -21,11 +24,19 @@ extension _DirectCodec where Value: FixedWidthInteger & Sendable {
 }
 
 extension _DirectCodec {
+    /// A codec for a type whose decoding costs little; `decode` returns `nil` for a mismatch.
     static func scalar(
         encode: @escaping @Sendable (Value) -> StoredValue,
         decode: @escaping @Sendable (StoredValue) -> Value?
     ) -> _DirectCodec {
-        _DirectCodec(encode: encode, decode: decode, isScalar: true)
+        _DirectCodec(
+            encode: encode,
+            decode: { stored throws(DecodeFailure) in
+                guard let value = decode(stored) else { throw .mismatch }
+                return value
+            },
+            isScalar: true
+        )
     }
 }
 
@@ -158,13 +169,12 @@ extension Array: DirectPreferenceValue where Element: DirectPreferenceValue {
         let element = Element._preferenceCodec
         return _DirectCodec(
             encode: { .array($0.map(element.encode)) },
-            decode: { stored in
-                guard case .array(let items) = stored else { return nil }
+            decode: { stored throws(DecodeFailure) in
+                guard case .array(let items) = stored else { throw .mismatch }
                 var result: [Element] = []
                 result.reserveCapacity(items.count)
                 for item in items {
-                    guard let decoded = element.decode(item) else { return nil }
-                    result.append(decoded)
+                    result.append(try element.decode(item))
                 }
                 return result
             },
@@ -179,13 +189,12 @@ extension Dictionary: DirectPreferenceValue where Key == String, Value: DirectPr
         let element = Value._preferenceCodec
         return _DirectCodec(
             encode: { .dictionary($0.mapValues(element.encode)) },
-            decode: { stored in
-                guard case .dictionary(let items) = stored else { return nil }
+            decode: { stored throws(DecodeFailure) in
+                guard case .dictionary(let items) = stored else { throw .mismatch }
                 var result: [String: Value] = [:]
                 result.reserveCapacity(items.count)
                 for (key, item) in items {
-                    guard let decoded = element.decode(item) else { return nil }
-                    result[key] = decoded
+                    result[key] = try element.decode(item)
                 }
                 return result
             },

@@ -19,8 +19,11 @@ public protocol DirectPreferenceValue: Codable, Sendable {
 /// It is opaque: only the library creates one, for the types it stores directly.
 public struct _DirectCodec<Value>: Sendable {
     let encode: @Sendable (Value) -> StoredValue
-    /// Returns `nil` when the stored value is not of this type, or does not fit in it.
-    let decode: @Sendable (StoredValue) -> Value?
+    /// Throws ``DecodeFailure/mismatch`` when the stored value is not of this type, or does not fit in it.
+    ///
+    /// Throwing rather than returning an optional keeps `Optional<Value>` out of the read path, where
+    /// unspecialised generic code would look its metadata up on every read.
+    let decode: @Sendable (StoredValue) throws(DecodeFailure) -> Value
     /// Whether decoding costs little enough that a store need not cache the decoded value.
     let isScalar: Bool
 }

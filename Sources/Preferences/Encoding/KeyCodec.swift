@@ -2,12 +2,26 @@ import Foundation
 
 /// How one key turns its values into stored values and back: the encoding strategy, fixed when the
 /// key is declared.
-struct KeyCodec<Value: Sendable>: Sendable {
+///
+/// A class, not a struct: the store's read path is generic code that runs unspecialised in the
+/// app's module, where a generic struct's metadata must be looked up on every access, while a
+/// class instance carries its own.
+final class KeyCodec<Value: Sendable>: Sendable {
     /// Returns `nil` for a value that means "no entry": the `nil` of an optional key.
     let encode: @Sendable (Value) throws(EncodeFailure) -> StoredValue?
     let decode: @Sendable (StoredValue) throws(DecodeFailure) -> Value
     /// Whether a store keeps the decoded value so that repeated reads do not decode again.
     let cachesDecodedValues: Bool
+
+    init(
+        encode: @escaping @Sendable (Value) throws(EncodeFailure) -> StoredValue?,
+        decode: @escaping @Sendable (StoredValue) throws(DecodeFailure) -> Value,
+        cachesDecodedValues: Bool
+    ) {
+        self.encode = encode
+        self.decode = decode
+        self.cachesDecodedValues = cachesDecodedValues
+    }
 }
 
 /// Why a value could not be encoded.
@@ -26,14 +40,7 @@ enum DecodeFailure: Error {
 extension KeyCodec where Value: DirectPreferenceValue {
     static var direct: KeyCodec {
         let codec = Value._preferenceCodec
-        return KeyCodec(
-            encode: { codec.encode($0) },
-            decode: { stored throws(DecodeFailure) in
-                guard let value = codec.decode(stored) else { throw .mismatch }
-                return value
-            },
-            cachesDecodedValues: !codec.isScalar
-        )
+        return KeyCodec(encode: { codec.encode($0) }, decode: codec.decode, cachesDecodedValues: !codec.isScalar)
     }
 }
 
@@ -43,7 +50,7 @@ extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferen
         return KeyCodec(
             encode: { codec.encode($0.rawValue) },
             decode: { stored throws(DecodeFailure) in
-                guard let raw = codec.decode(stored) else { throw .mismatch }
+                let raw = try codec.decode(stored)
                 guard let value = Value(rawValue: raw) else {
                     throw .invalid("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))")
                 }

@@ -41,12 +41,16 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     let codec: KeyCodec<Value>
 
+    /// The name's hash in this process, so that reading the key hashes no string.
+    let nameHash: Int
+
     private init(name: String, namespace: PreferenceNamespace, defaultValue: Value, codec: KeyCodec<Value>) {
         KeyValidation.validate(name: name, namespace: namespace)
         self.name = name
         self.namespace = namespace
         self.defaultValue = defaultValue
         self.codec = codec
+        nameHash = name.hashValue
         super.init()
     }
 }

@@ -9,12 +9,14 @@ extension PreferencesStore {
     /// - Parameter key: The key to read or write.
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
         get {
+            var value = key.defaultValue
             do {
-                return try storedValue(for: key) ?? key.defaultValue
+                try readStoredValue(for: key, into: &value)
             } catch {
                 reportOnce(error, for: storageKey(for: key))
                 return key.defaultValue
             }
+            return value
         }
         set {
             do {
@@ -81,26 +83,32 @@ extension PreferencesStore {
     /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's. When the backend's
     /// commit count shows a commit made elsewhere, catches up with it first.
     func storedValue<Value>(for key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
+        var value = key.defaultValue
+        return try readStoredValue(for: key, into: &value) ? value : nil
+    }
+
+    /// Reads a key into `value`, and says whether anything was stored; `value` is untouched if not.
+    ///
+    /// The read path itself: it avoids `Optional<Value>`, whose metadata unspecialised generic code
+    /// (this runs in the app's module, for the app's types) would look up on every read.
+    @discardableResult
+    func readStoredValue<Value>(for key: PreferenceKey<Value>, into value: inout Value) throws(PreferencesError) -> Bool
+    {
         let storageKey = storageKey(for: key)
-        var lookup = look(up: storageKey, as: Value.self)
-        if lookup == nil {
-            catchUp()
-            lookup = look(up: storageKey, as: Value.self, evenIfBehind: true)
-        }
-        guard let (stored, decoded, generation, conflictingType) = lookup else {
-            preconditionFailure("a lookup that need not be current always succeeds")
-        }
-        if let conflictingType {
+        let slot = currentSlot(for: storageKey, as: Value.self)
+        if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
-        guard let stored else { return nil }
-        // Unwrapped first: a `nil` cast to an optional `Value` would succeed as `.some(nil)`.
-        if let decoded, let value = decoded as? Value {
-            return value
+        guard let stored = slot.stored else { return false }
+        // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
+        // `Optional<Value>`'s metadata on every read.
+        if let decoded = slot.decoded, slot.decodedType == ObjectIdentifier(Value.self) {
+            value = decoded as! Value
+            return true
         }
-        let value: Value
+        let codec = key.codec
         do throws(DecodeFailure) {
-            value = try key.codec.decode(stored)
+            value = try codec.decode(stored)
         } catch {
             switch error {
             case .mismatch:
@@ -111,35 +119,61 @@ extension PreferencesStore {
                 )
             }
         }
-        if key.codec.cachesDecodedValues {
-            state.withLock { state in
-                if state.slots[storageKey]?.generation == generation {
-                    state.slots[storageKey]?.decoded = value
-                }
-            }
+        if codec.cachesDecodedValues {
+            cache(value, of: Value.self, for: storageKey, generation: slot.generation)
         }
-        return value
+        return true
     }
 
-    /// The slot of a key, or `nil` if memory is behind the backend's commits and must catch up first.
-    private func look(
-        up key: StorageKey,
-        as type: any Any.Type,
-        evenIfBehind: Bool = false
-    ) -> (StoredValue?, (any Sendable)?, UInt64, (any Any.Type)?)? {
+    /// What a read needs of a key's slot, copied out under the lock.
+    struct SlotSnapshot {
+        var stored: StoredValue?
+        var decoded: (any Sendable)?
+        var decodedType: ObjectIdentifier?
+        var generation: UInt64
+        /// The type the key was first used with, when this read's type is another, reported once.
+        var conflictingType: (any Any.Type)?
+    }
+
+    /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
+    ///
+    /// Not generic, so that it runs specialised whatever the key's value type.
+    private func currentSlot(for key: StorageKey, as type: any Any.Type) -> SlotSnapshot {
+        if let slot = slotIfCurrent(for: key, as: type) {
+            return slot
+        }
+        catchUp()
+        return slotIfCurrent(for: key, as: type, evenIfBehind: true)!
+    }
+
+    /// The slot of a key, or `nil` if memory is behind the backend's commits.
+    private func slotIfCurrent(for key: StorageKey, as type: any Any.Type, evenIfBehind: Bool = false) -> SlotSnapshot?
+    {
         let commitCount = backend.commitCount
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            return Self.look(into: &state.slots[key, default: Slot()], as: type)
+            return Self.snapshot(of: state.slot(for: key), as: type)
         }
     }
 
-    private static func look(
-        into slot: inout Slot,
-        as type: any Any.Type
-    ) -> (StoredValue?, (any Sendable)?, UInt64, (any Any.Type)?) {
-        let conflictingType = slot.register(type)
-        return (slot.stored, slot.decoded, slot.generation, conflictingType)
+    private static func snapshot(of slot: Slot, as type: any Any.Type) -> SlotSnapshot {
+        SlotSnapshot(
+            stored: slot.stored,
+            decoded: slot.decoded,
+            decodedType: slot.decodedType,
+            generation: slot.generation,
+            conflictingType: slot.register(type)
+        )
+    }
+
+    /// Keeps a decoded value for later reads, if the stored value has not changed since it was read.
+    private func cache(_ value: any Sendable, of type: any Any.Type, for key: StorageKey, generation: UInt64) {
+        state.withLock { state in
+            if let slot = state.slots[key], slot.generation == generation {
+                slot.decoded = value
+                slot.decodedType = ObjectIdentifier(type)
+            }
+        }
     }
 
     /// Catches up if the backend's commit count shows a commit memory has not seen.
@@ -170,7 +204,7 @@ extension PreferencesStore {
     private func reportOnce(_ error: PreferencesError, for key: StorageKey) {
         let isNew = state.withLock { state in
             guard let slot = state.slots[key], slot.reportedFailureGeneration != slot.generation else { return false }
-            state.slots[key]?.reportedFailureGeneration = slot.generation
+            slot.reportedFailureGeneration = slot.generation
             return true
         }
         if isNew {

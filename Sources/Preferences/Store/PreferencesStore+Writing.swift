@@ -133,7 +133,7 @@ extension PreferencesStore {
                     let effective = state.withLock { state in
                         changes.filter { change in
                             if let type = change.valueType,
-                                let first = state.slots[change.key, default: Slot()].register(type)
+                                let first = state.slot(for: change.key).register(type)
                             {
                                 conflicts.append((change.key, first, type))
                             }

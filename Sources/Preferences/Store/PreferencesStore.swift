@@ -94,7 +94,11 @@ public final class PreferencesStore: Sendable {
     }
 
     func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
-        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
+        StorageKey(
+            namespace: key.namespace.resolved(appNamespace: appNamespace),
+            name: key.name,
+            nameHash: key.nameHash
+        )
     }
 
     func storedKey(for key: StorageKey) -> StoredKey {

@@ -1,4 +1,6 @@
 /// The store's memory: one slot per key that has been stored or read.
+///
+/// Only touched under the store's state lock.
 struct StoreState {
     var slots: [StorageKey: Slot] = [:]
     /// The backend's commit count when memory was last brought up to date with it.
@@ -7,26 +9,44 @@ struct StoreState {
     /// Applies changes committed elsewhere, or by this store.
     mutating func apply(_ changes: [EntryChange]) {
         for change in changes {
-            slots[change.key, default: Slot()].replace(with: change.value)
+            slot(for: change.key).replace(with: change.value)
         }
+    }
+
+    /// The slot of a key, created empty the first time the key is stored or read.
+    mutating func slot(for key: StorageKey) -> Slot {
+        if let slot = slots[key] {
+            return slot
+        }
+        let slot = Slot()
+        slots[key] = slot
+        return slot
     }
 }
 
 /// What a store knows about one key.
-struct Slot {
+///
+/// A class, so that a read takes a reference out of the dictionary instead of copying every field.
+/// Like the rest of ``StoreState``, it is only touched under the store's state lock.
+final class Slot {
+    // `@exclusivity(unchecked)`: every access happens under the store's state lock, which already
+    // rules out overlapping ones, so the per-access runtime check would only cost reads time.
+
     /// The stored value; `nil` when there is no entry.
-    var stored: StoredValue?
+    @exclusivity(unchecked) var stored: StoredValue?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
-    var decoded: (any Sendable)?
+    @exclusivity(unchecked) var decoded: (any Sendable)?
+    /// The type of `decoded`, compared before it is used so that reading it needs no conditional cast.
+    @exclusivity(unchecked) var decodedType: ObjectIdentifier?
     /// Changes whenever `stored` does, so that a value decoded outside the lock is cached only if
     /// it is still current, and a read failure is reported once per stored value.
-    var generation: UInt64 = 0
+    @exclusivity(unchecked) var generation: UInt64 = 0
     /// The value type the key was first used with in this process.
-    var valueType: (any Any.Type)?
+    @exclusivity(unchecked) var valueType: (any Any.Type)?
     /// The other value types already reported as conflicting with `valueType`.
-    var reportedConflicts: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) var reportedConflicts: Set<ObjectIdentifier> = []
     /// The generation whose read failure was last reported.
-    var reportedFailureGeneration: UInt64?
+    @exclusivity(unchecked) var reportedFailureGeneration: UInt64?
 
     init(stored: StoredValue? = nil) {
         self.stored = stored
@@ -34,7 +54,7 @@ struct Slot {
 
     /// Records the value type a key is used with; returns the first type if it is another one,
     /// not reported before.
-    mutating func register(_ type: any Any.Type) -> (any Any.Type)? {
+    func register(_ type: any Any.Type) -> (any Any.Type)? {
         guard let first = valueType else {
             valueType = type
             return nil
@@ -43,9 +63,10 @@ struct Slot {
         return reportedConflicts.insert(ObjectIdentifier(type)).inserted ? first : nil
     }
 
-    mutating func replace(with value: StoredValue?) {
+    func replace(with value: StoredValue?) {
         stored = value
         decoded = nil
+        decodedType = nil
         generation &+= 1
     }
 }

@@ -34,6 +34,7 @@ final class SystemLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    @inline(__always)
     func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
