@@ -104,7 +104,7 @@ extension PreferencesStore {
     /// It opens on first use. If its file cannot be opened, it still exists, so that code holding it
     /// keeps working: reads return defaults, every write fails with
     /// ``PreferencesError/Code/storeUnavailable``, and the reason is reported through ``errors``.
-    /// Open a store with ``init(fileURL:appNamespace:ifDamaged:)`` to handle that case yourself.
+    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:)`` to handle that case yourself.
     public static let standard: PreferencesStore = {
         let url = standardFileURL
         do throws(PreferencesError) {
@@ -126,7 +126,7 @@ extension PreferencesStore {
     /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
     /// `XDG_CONFIG_HOME` is unset, where the name is the bundle identifier if there is one and the
     /// process name otherwise. To share values between an app and its extensions, open a store in
-    /// the app group's container with ``init(fileURL:appNamespace:ifDamaged:)`` instead.
+    /// the app group's container with ``init(fileURL:appNamespace:durability:ifDamaged:)`` instead.
     public static var standardFileURL: URL {
         let identifier = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
         return standardDirectory.appendingPathComponent(identifier, isDirectory: true)

@@ -27,7 +27,7 @@ public import Foundation
 /// ``PreferencesError`` instead.
 ///
 /// A store is `Sendable`: use it from any thread or task. Its locks are never held while your
-/// code runs, except for the body of ``transaction(_:)`` and ``update(_:_:)``, which must not wait
+/// code runs, except for the body of ``transaction(durability:_:)`` and ``update(_:_:)``, which must not wait
 /// for another thread that writes to the same store.
 public final class PreferencesStore: Sendable {
     /// The name the app's own namespace, ``PreferenceNamespace/app``, is stored under in this store.
