@@ -100,6 +100,18 @@ struct SeveralProcessesTests {
         #expect(store[PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))] == 4_000)
     }
 
+    @Test func aStoreAlreadyOpenSeesAnotherProcesssWriteOnItsNextRead() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let written = PreferenceKey<Int>("child-2", default: -1, in: .custom("harness"))
+        #expect(store[written] == -1)
+        let child = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "child", "3"])
+        let (status, errors) = child.wait()
+        #expect(status == 0, "\(errors)")
+        #expect(store[written] == 2)
+        #expect(store.storedKeys(in: .custom("harness")).count == 3)
+    }
+
     @Test func aWriteThroughOneStoreIsSeenByTheNextReadOfAnother() throws {
         let directory = try TemporaryDirectory()
         let first = try PreferencesStore(fileURL: directory.storeURL)

@@ -119,6 +119,22 @@ struct StoreWritingTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL).storedKeys().count == 101)
     }
 
+    @Test func flushSyncsTheLogAndStandardWritesDoNot() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        store[.count] = 1
+        let synced = log.count(of: .fsync)
+        store[.count] = 2
+        #expect(log.count(of: .fsync) == synced)
+        try store.flush()
+        #expect(log.count(of: .fsync) == synced + 1)
+
+        log.fail(.fsync, with: EIO)
+        let error = #expect(throws: PreferencesError.self) { try store.flush() }
+        #expect(error?.filePath == directory.logURL.path)
+    }
+
     struct Cancelled: Error {}
 
     @Test(arguments: BackendKind.allCases)
