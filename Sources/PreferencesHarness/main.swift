@@ -17,6 +17,9 @@ import PreferencesHarnessKit
 //       Sets PREFIX-0 ... PREFIX-(COUNT-1) in the harness namespace, one commit each.
 //   preferences-harness increment STORE COUNT
 //       Adds one to the harness counter COUNT times, with update.
+//   preferences-harness migrate STORE ACKS COUNT
+//       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
+//       migration N has returned.
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("preferences-harness: \(message)\n".utf8))
@@ -62,6 +65,18 @@ do {
         let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
         for _ in 0..<count {
             try store.update(counter) { $0 += 1 }
+        }
+    case "migrate":
+        guard arguments.count == 4, let count = Int(arguments[3]) else { fail("migrate needs STORE ACKS COUNT") }
+        let store = try PreferencesStore(fileURL: storeURL)
+        let acks = open(arguments[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard acks >= 0 else { fail("cannot open \(arguments[2])") }
+        for index in 0..<count {
+            try store.runMigrations(NumberedMigrations.migration(index))
+            let line = Array("\(index)\n".utf8)
+            guard line.withUnsafeBytes({ write(acks, $0.baseAddress, $0.count) }) == line.count else {
+                fail("cannot acknowledge migration \(index)")
+            }
         }
     default:
         fail("unknown mode \(arguments[0])")

@@ -9,6 +9,7 @@ extension PreferencesError {
         case unsupportedFormatVersion(path: String, found: Int, supported: Int)
         case fileOperationFailed(path: String, operation: String, errorNumber: Int32)
         case storeUnavailable(path: String, reason: String)
+        case migrationFailed(migration: String, key: StoredKey?, reason: String)
 
         var code: Code {
             switch self {
@@ -20,6 +21,7 @@ extension PreferencesError {
             case .unsupportedFormatVersion: .unsupportedFormatVersion
             case .fileOperationFailed: .fileOperationFailed
             case .storeUnavailable: .storeUnavailable
+            case .migrationFailed: .migrationFailed
             }
         }
 
@@ -27,6 +29,8 @@ extension PreferencesError {
             switch self {
             case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
                 .conflictingValueTypes(let key, _, _):
+                key
+            case .migrationFailed(_, let key, _):
                 key
             case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable:
                 nil
@@ -38,7 +42,7 @@ extension PreferencesError {
             case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
                 .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _):
                 path
-            case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes:
+            case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed:
                 nil
             }
         }
@@ -65,6 +69,10 @@ extension PreferencesError {
                 "Could not \(operation) '\(path)': \(systemErrorDescription(errorNumber)) (errno \(errorNumber))."
             case .storeUnavailable(let path, let reason):
                 "The store '\(path)' cannot accept writes: \(reason)"
+            case .migrationFailed(let migration, let key, let reason):
+                "Migration '\(migration)' failed"
+                    + (key.map { " at key '\($0)'" } ?? "")
+                    + ": \(reason). It changed nothing and was not recorded, so it runs again next time."
             }
         }
     }

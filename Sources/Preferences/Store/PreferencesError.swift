@@ -73,6 +73,13 @@ extension PreferencesError {
         /// The store cannot accept writes, because its file could not be opened or its damaged file
         /// could not be preserved before being replaced.
         public static let storeUnavailable = Code("storeUnavailable")
+
+        /// A migration could not run: its transform threw, a value it read did not decode, or
+        /// both keys of a rename held values and its policy was to fail.
+        ///
+        /// Nothing the migration would have changed was changed, and it was not recorded as applied:
+        /// it runs again the next time migrations run.
+        public static let migrationFailed = Code("migrationFailed")
     }
 }
 

@@ -70,7 +70,7 @@ extension PreferencesStore {
         let resolved = namespace?.resolved(appNamespace: appNamespace)
         let keys = state.withLock { state in
             state.slots.compactMap { key, slot in
-                slot.stored != nil && (resolved == nil || key.namespace == resolved) ? key : nil
+                slot.stored != nil && !key.isReserved && (resolved == nil || key.namespace == resolved) ? key : nil
             }
         }
         return keys.sorted().map(storedKey(for:))
@@ -82,9 +82,17 @@ extension PreferencesStore {
     /// the first time only, once more to cache what it decoded. Decoding runs outside the lock,
     /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's. When the backend's
     /// commit count shows a commit made elsewhere, catches up with it first.
-    func storedValue<Value>(for key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
+    func storedValue<Value>(for key: PreferenceKey<Value>, registeringType: Bool = true) throws(PreferencesError)
+        -> Value?
+    {
         var value = key.defaultValue
-        return try readStoredValue(for: key, into: &value) ? value : nil
+        return try readStoredValue(for: key, into: &value, registeringType: registeringType) ? value : nil
+    }
+
+    /// The value stored at a key, in its stored form.
+    func storedValue(at key: StorageKey) -> StoredValue? {
+        catchUpIfNeeded()
+        return state.withLock { $0.slots[key]?.stored }
     }
 
     /// Reads a key into `value`, and says whether anything was stored; `value` is untouched if not.
@@ -92,10 +100,13 @@ extension PreferencesStore {
     /// The read path itself: it avoids `Optional<Value>`, whose metadata unspecialised generic code
     /// (this runs in the app's module, for the app's types) would look up on every read.
     @discardableResult
-    func readStoredValue<Value>(for key: PreferenceKey<Value>, into value: inout Value) throws(PreferencesError) -> Bool
-    {
+    func readStoredValue<Value>(
+        for key: PreferenceKey<Value>,
+        into value: inout Value,
+        registeringType: Bool = true
+    ) throws(PreferencesError) -> Bool {
         let storageKey = storageKey(for: key)
-        let slot = currentSlot(for: storageKey, as: Value.self)
+        let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil)
         if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
@@ -138,7 +149,7 @@ extension PreferencesStore {
     /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
     ///
     /// Not generic, so that it runs specialised whatever the key's value type.
-    private func currentSlot(for key: StorageKey, as type: any Any.Type) -> SlotSnapshot {
+    private func currentSlot(for key: StorageKey, as type: (any Any.Type)?) -> SlotSnapshot {
         if let slot = slotIfCurrent(for: key, as: type) {
             return slot
         }
@@ -147,8 +158,10 @@ extension PreferencesStore {
     }
 
     /// The slot of a key, or `nil` if memory is behind the backend's commits.
-    private func slotIfCurrent(for key: StorageKey, as type: any Any.Type, evenIfBehind: Bool = false) -> SlotSnapshot?
-    {
+    private func slotIfCurrent(
+        for key: StorageKey,
+        as type: (any Any.Type)?, evenIfBehind: Bool = false
+    ) -> SlotSnapshot? {
         let commitCount = backend.commitCount
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
@@ -156,13 +169,14 @@ extension PreferencesStore {
         }
     }
 
-    private static func snapshot(of slot: Slot, as type: any Any.Type) -> SlotSnapshot {
+    /// A copy of what a read needs; `type`, unless `nil`, is registered as a type the key is used with.
+    private static func snapshot(of slot: Slot, as type: (any Any.Type)?) -> SlotSnapshot {
         SlotSnapshot(
             stored: slot.stored,
             decoded: slot.decoded,
             decodedType: slot.decodedType,
             generation: slot.generation,
-            conflictingType: slot.register(type)
+            conflictingType: type.flatMap(slot.register)
         )
     }
 

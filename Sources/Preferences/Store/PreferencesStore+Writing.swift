@@ -30,7 +30,9 @@ extension PreferencesStore {
         try writeLock.withLock {
             try withExclusiveAccess {
                 let keys = state.withLock { state in
-                    state.slots.compactMap { key, slot in key.namespace == resolved && slot.stored != nil ? key : nil }
+                    state.slots.compactMap { key, slot in
+                        key.namespace == resolved && !key.isReserved && slot.stored != nil ? key : nil
+                    }
                 }
                 try commit(keys.map { PendingChange(key: $0, value: nil, valueType: nil) })
             }

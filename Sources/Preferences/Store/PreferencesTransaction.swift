@@ -9,9 +9,12 @@ public struct PreferencesTransaction: ~Copyable {
     private var order: [StorageKey] = []
     /// The first error of a subscript write, which cannot throw; it fails the whole transaction.
     private var deferredError: PreferencesError?
+    /// A migration reads and writes a name with types other than the app's, which is no conflict.
+    private let isMigration: Bool
 
-    init(store: PreferencesStore) {
+    init(store: PreferencesStore, isMigration: Bool = false) {
         self.store = store
+        self.isMigration = isMigration
     }
 
     /// The value for a key as this transaction sees it, or the key's default; setting it writes the
@@ -23,10 +26,12 @@ public struct PreferencesTransaction: ~Copyable {
     /// - Parameter key: The key to read or write.
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
         get {
-            if let pending = changes[store.storageKey(for: key)] {
-                return (try? decode(pending, for: key)) ?? key.defaultValue
+            do {
+                return try lookUp(key) ?? key.defaultValue
+            } catch {
+                store.errorChannel.report(error)
+                return key.defaultValue
             }
-            return store[key]
         }
         set {
             do {
@@ -55,6 +60,14 @@ public struct PreferencesTransaction: ~Copyable {
         try lookUp(key) ?? nil
     }
 
+    /// Whether a value is stored for a key as this transaction sees it, whatever its type.
+    ///
+    /// - Parameter key: The key to look for.
+    /// - Returns: `true` if this transaction wrote a value for the key, or did not remove one stored.
+    public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
+        storedValue(at: store.storageKey(for: key)) != nil
+    }
+
     /// Writes a value for a key when the transaction commits; for an optional key, `nil` removes the entry.
     ///
     /// - Parameters:
@@ -62,14 +75,49 @@ public struct PreferencesTransaction: ~Copyable {
     ///   - key: The key to store it under.
     /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/encodingFailed`` if the value cannot be encoded.
     public mutating func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
-        record(try store.change(setting: value, for: key))
+        var change = try store.change(setting: value, for: key)
+        if isMigration {
+            change.valueType = nil
+        }
+        record(change)
     }
 
     /// Removes the entry for a key when the transaction commits.
     ///
     /// - Parameter key: The key whose entry to remove.
     public mutating func removeValue<Value>(for key: PreferenceKey<Value>) {
-        record(PendingChange(key: store.storageKey(for: key), value: nil, valueType: Value.self))
+        record(PendingChange(key: store.storageKey(for: key), value: nil, valueType: isMigration ? nil : Value.self))
+    }
+
+    /// The value stored at a key as this transaction sees it, in its stored form.
+    func storedValue(at key: StorageKey) -> StoredValue? {
+        if let pending = changes[key] {
+            return pending.value
+        }
+        return store.storedValue(at: key)
+    }
+
+    /// Writes a value in its stored form, as it is: a rename moves bytes it need not decode.
+    mutating func setStoredValue(_ value: StoredValue?, at key: StorageKey) {
+        record(PendingChange(key: key, value: value, valueType: nil))
+    }
+
+    func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
+        store.storageKey(for: key)
+    }
+
+    func storedKey(for key: StorageKey) -> StoredKey {
+        store.storedKey(for: key)
+    }
+
+    /// Whether the ledger, as this transaction sees it, records the migration.
+    func recordsMigration(_ id: String) -> Bool {
+        storedValue(at: AppliedMigration.ledgerKey(for: id)) != nil
+    }
+
+    /// Adds a ledger entry, committed with the migration's own changes.
+    mutating func record(_ migration: AppliedMigration) {
+        setStoredValue(migration.storedValue, at: AppliedMigration.ledgerKey(for: migration.id))
     }
 
     /// The batch to commit, or the error that fails the transaction.
@@ -84,7 +132,7 @@ public struct PreferencesTransaction: ~Copyable {
         if let pending = changes[store.storageKey(for: key)] {
             return try decode(pending, for: key)
         }
-        return try store.storedValue(for: key)
+        return try store.storedValue(for: key, registeringType: !isMigration)
     }
 
     private mutating func record(_ change: PendingChange) {
