@@ -1,7 +1,9 @@
 package import Preferences
 
-/// The migrations the kill harness runs: migration `i` turns the Int stored under `m<i>` into a
-/// Double, `i + 0.5`. Applied twice, it would give `i + 1.0`; not applied, the Int is still `i`.
+/// The migrations the kill harness runs.
+///
+/// Migration `i` turns the Int stored under `m<i>` into a Double, `i + 0.5`. Applied twice, it would
+/// give `i + 1.0`; not applied, the Int is still `i`.
 package enum NumberedMigrations {
     package static func intKey(_ index: Int) -> PreferenceKey<Int> {
         PreferenceKey<Int>("m\(index)", default: -1, in: .custom("harness"))

@@ -76,7 +76,12 @@ extension KeyCodec where Value: Codable {
                 }
             },
             decode: { stored throws(DecodeFailure) in
-                guard case .encoded(let data) = stored else { throw .mismatch }
+                // `Data` holding JSON is how `UserDefaults` keeps a `Codable` value.
+                let data: Data
+                switch stored {
+                case .encoded(let encoded), .data(let encoded): data = encoded
+                default: throw .mismatch
+                }
                 do {
                     return try JSONDecoder().decode(Value.self, from: data)
                 } catch {

@@ -91,6 +91,29 @@ extension PreferencesStore {
     /// when the log outgrows the snapshot.
     package static let defaultCompactionMinimumBytes = 16 * 1024
 
+    /// Opens a store that keeps its values in a `UserDefaults` suite, for code that reads the suite
+    /// directly, such as `@AppStorage`.
+    ///
+    /// Keys in the ``PreferenceNamespace/global`` namespace are stored under their plain names,
+    /// which is what `@AppStorage("name", store: UserDefaults(suiteName: …))` reads; others as
+    /// `namespace:name`. Direct types are stored natively, `Codable` values as JSON `Data`, and URLs
+    /// (and on Linux, dates) in a small dictionary of their own, because a property list cannot hold
+    /// them exactly there.
+    ///
+    /// `UserDefaults` promises less than a file store: a transaction is written key by key, a value
+    /// written by another process is not seen, and on Linux a damaged suite file reads as empty. Use
+    /// a file store unless the suite itself is the point. See <doc:ChoosingWhereValuesLive>.
+    ///
+    /// - Parameters:
+    ///   - suiteName: The suite's name; `nil` for the app's standard defaults.
+    ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    public convenience init(
+        userDefaultsSuite suiteName: String?, appNamespace: String = PreferencesStore.defaultAppNamespace
+    ) {
+        let (backend, entries, problems) = UserDefaultsBackend.open(suiteName: suiteName)
+        self.init(backend: backend, entries: entries, appNamespace: appNamespace, fileURL: nil, problems: problems)
+    }
+
     /// Creates a store that keeps its values in memory only, for tests and previews.
     ///
     /// - Parameter appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.

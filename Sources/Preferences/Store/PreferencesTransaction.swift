@@ -110,6 +110,15 @@ public struct PreferencesTransaction: ~Copyable {
         store.storedKey(for: key)
     }
 
+    func storageKey(_ resolve: (PreferencesStore) -> StorageKey) -> StorageKey {
+        resolve(store)
+    }
+
+    /// Reports a problem that does not stop the transaction, through the store's error channel.
+    func report(_ problem: PreferencesError) {
+        store.errorChannel.report(problem)
+    }
+
     /// Whether the ledger, as this transaction sees it, records the migration.
     func recordsMigration(_ id: String) -> Bool {
         storedValue(at: AppliedMigration.ledgerKey(for: id)) != nil

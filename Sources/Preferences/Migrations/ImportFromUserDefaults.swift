@@ -1,0 +1,187 @@
+public import Foundation
+
+/// A migration that copies chosen keys from `UserDefaults`, or from a property-list file, into
+/// typed keys of the store.
+///
+/// ```swift
+/// try store.runMigrations(
+///     ImportFromUserDefaults(.standard, keys: [
+///         .key(.prefersLargeText, from: "largeText"),
+///         .key(.theme),
+///         .key(.launchCount),
+///     ])
+/// )
+/// ```
+///
+/// The target key's type decides how each value is read: a stored `1` becomes `true` for a `Bool`
+/// key and `1` for an `Int` key, so no separate list of Bool keys is needed. `Data` holding JSON is
+/// decoded for a `Codable` key. A value that fits no reading is reported with its key, and either
+/// skipped or made to fail the whole import: see ``MismatchPolicy``.
+///
+/// A key that already holds a value in the store is not imported: the store's value is the newer.
+/// With the ledger recording the import, running it again changes nothing, so a stale value in
+/// `UserDefaults` never overwrites a newer one. The import never deletes anything from its source;
+/// clear the old suite yourself once you no longer need it.
+public struct ImportFromUserDefaults: PreferencesMigration {
+    /// Where the values come from.
+    public enum Source: Sendable, Hashable {
+        /// `UserDefaults.standard`.
+        case standard
+        /// `UserDefaults(suiteName:)` with this name.
+        case suite(String)
+        /// A property-list file, binary or XML, whose top level is a dictionary: what
+        /// `defaults export` writes, or what `UserDefaults` keeps on disk.
+        case propertyListFile(URL)
+    }
+
+    /// What the import does with a value that fits no reading of its key's type.
+    public enum MismatchPolicy: Sendable, Hashable {
+        /// Leave that key out, import the others, and report it. The default.
+        case skipAndReport
+        /// Import nothing, and fail the migration.
+        case fail
+    }
+
+    /// One key to import: where its value is in the source, and the typed key it goes to.
+    public struct Key: Sendable {
+        let sourceName: String
+        let target: String
+        let read: @Sendable (Any) -> Reading
+
+        enum Reading {
+            case value(StoredValue)
+            case mismatch(String)
+        }
+
+        /// Imports the value stored under `sourceName` (the key's own name if `nil`) into `key`.
+        ///
+        /// - Parameters:
+        ///   - key: The typed key to import into; its type decides how the value is read.
+        ///   - sourceName: The name of the value in the source.
+        /// - Returns: The key to import.
+        public static func key<Value>(_ key: PreferenceKey<Value>, from sourceName: String? = nil) -> Key {
+            let codec = key.codec
+            return Key(sourceName: sourceName ?? key.name, target: key.description) { object in
+                let candidates = PropertyListValue.candidates(for: object)
+                for candidate in candidates where (try? codec.decode(candidate)) != nil {
+                    return .value(candidate)
+                }
+                let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
+                return .mismatch("a \(stored) is stored, but the key's type is \(typeName(Value.self))")
+            } storageKey: { store in
+                store.storageKey(for: key)
+            }
+        }
+
+        let storageKey: @Sendable (PreferencesStore) -> StorageKey
+
+        private init(
+            sourceName: String,
+            target: String,
+            read: @escaping @Sendable (Any) -> Reading,
+            storageKey: @escaping @Sendable (PreferencesStore) -> StorageKey
+        ) {
+            self.sourceName = sourceName
+            self.target = target
+            self.read = read
+            self.storageKey = storageKey
+        }
+    }
+
+    /// Where the values come from.
+    public let source: Source
+
+    /// The keys to import.
+    public let keys: [Key]
+
+    /// What to do with a value that fits no reading of its key's type.
+    public let policy: MismatchPolicy
+
+    /// The migration's identity; by default `import from UserDefaults <suite or file>`.
+    ///
+    /// Adding keys to the list does not make it a new migration: import them with another
+    /// `ImportFromUserDefaults` of its own identity.
+    public let id: String
+
+    /// Creates an import.
+    ///
+    /// - Parameters:
+    ///   - source: Where the values come from.
+    ///   - keys: The keys to import, each with its typed key.
+    ///   - policy: What to do with a value that fits no reading of its key's type.
+    ///   - id: The migration's identity; derived from the source when `nil`.
+    public init(
+        _ source: Source, keys: [Key], ifValueDoesNotFit policy: MismatchPolicy = .skipAndReport, id: String? = nil
+    ) {
+        self.source = source
+        self.keys = keys
+        self.policy = policy
+        switch source {
+        case .standard: self.id = id ?? "import from UserDefaults standard"
+        case .suite(let name): self.id = id ?? "import from UserDefaults suite \(name)"
+        case .propertyListFile(let url): self.id = id ?? "import from property list \(url.lastPathComponent)"
+        }
+    }
+
+    /// Copies the values, as described in the type's documentation.
+    ///
+    /// - Parameter preferences: The migration's transaction.
+    /// - Returns: What was imported and what was skipped.
+    /// - Throws: A ``PreferencesError`` if the property-list file cannot be read, or if a value does
+    ///   not fit and the policy is ``MismatchPolicy/fail``.
+    public func migrate(_ preferences: inout PreferencesTransaction) throws -> MigrationResult {
+        let values = try sourceValues()
+        var imported = 0
+        var skipped: [String] = []
+        for key in keys {
+            guard let object = values[key.sourceName] else { continue }
+            let place = preferences.storageKey(key.storageKey)
+            guard preferences.storedValue(at: place) == nil else {
+                skipped.append("'\(key.sourceName)': the store already holds a newer value")
+                continue
+            }
+            switch key.read(object) {
+            case .value(let value):
+                preferences.setStoredValue(value, at: place)
+                imported += 1
+            case .mismatch(let reason):
+                let problem = PreferencesError(
+                    .migrationFailed(
+                        migration: id, key: preferences.storedKey(for: place), reason: "'\(key.sourceName)': \(reason)")
+                )
+                if policy == .fail {
+                    throw problem
+                }
+                preferences.report(problem)
+                skipped.append("'\(key.sourceName)': \(reason)")
+            }
+        }
+        let summary = "imported \(imported) of \(keys.count) keys"
+        return MigrationResult(skipped.isEmpty ? summary : "\(summary); skipped \(skipped.joined(separator: "; "))")
+    }
+
+    private func sourceValues() throws -> [String: Any] {
+        switch source {
+        case .standard:
+            return UserDefaults.standard.dictionaryRepresentation()
+        case .suite(let name):
+            return UserDefaults(suiteName: name)?.dictionaryRepresentation() ?? [:]
+        case .propertyListFile(let url):
+            do {
+                let data = try Data(contentsOf: url)
+                guard
+                    let dictionary = try PropertyListSerialization.propertyList(from: data, format: nil)
+                        as? [String: Any]
+                else {
+                    throw CocoaError(.propertyListReadCorrupt)
+                }
+                return dictionary
+            } catch {
+                throw PreferencesError(
+                    .migrationFailed(
+                        migration: id, key: nil, reason: "the property list '\(url.path)' cannot be read: \(error)")
+                )
+            }
+        }
+    }
+}
