@@ -1,8 +1,8 @@
 import Foundation
 import Preferences
 
-// A tour of the library: keys of each kind, one transaction per launch, and values that are
-// still there next time. Run it twice.
+// A tour of the library: migrations that run once, keys of each kind, one transaction per
+// launch, and values that are still there next time. Run it twice.
 //
 //     swift run preferences-demo [--store PATH]
 //
@@ -31,6 +31,7 @@ extension PreferenceKeys {
     static let homepage = PreferenceKey<URL>("homepage", default: URL(string: "https://www.swift.org/")!)
     static let recentLaunches = PreferenceKey<[String]>("recentLaunches", default: [])
     static let nickname = PreferenceKey<String?>("nickname")
+    static let zoomPercent = PreferenceKey<Int>("zoomPercent", default: 100)
     static let telemetryEnabled = PreferenceKey<Bool>(
         "telemetryEnabled",
         default: true,
@@ -69,6 +70,20 @@ if CommandLine.arguments.contains("--help") {
 do {
     let store = try openStore()
     print("Store: \(store.fileURL?.path ?? "in memory")")
+
+    // What an earlier version of the demo stored: a counter named "launches", and a Double
+    // "zoom" that is now a whole percentage. Each migration runs once, however often the demo does.
+    let applied = try store.runMigrations(
+        MigrateName(from: PreferenceKey<Int>("launches", default: 0), to: .launchCount),
+        MigrateValue(from: PreferenceKey<Double>("zoom", default: 1), to: .zoomPercent) { Int(($0 * 100).rounded()) }
+    )
+    for migration in applied {
+        print("Migrated: \(migration.id) (\(migration.result))")
+    }
+    print("Ledger: \(store.appliedMigrations.count) migrations applied")
+    for migration in store.appliedMigrations {
+        print("  \(migration.appliedAt): \(migration.id): \(migration.result)")
+    }
 
     let previousLaunch = try store.value(for: .lastLaunch)
     let launch = try store.transaction { preferences -> Int in

@@ -35,11 +35,15 @@ struct DemoTests {
         let store = directory.storeURL.path
         let (firstStatus, first, _) = try runDemo(arguments: ["--store", store])
         #expect(firstStatus == 0)
+        #expect(first.contains("Migrated: rename launches in app to launchCount in app (nothing to migrate)"))
+        #expect(first.contains("Ledger: 2 migrations applied"))
         #expect(first.contains("Launch 1; previous launch: never"))
         #expect(first.contains("recentLaunches ([String]): launch 1\n"))
 
         let (secondStatus, second, _) = try runDemo(arguments: [], environment: ["PREFERENCES_DEMO_STORE": store])
         #expect(secondStatus == 0)
+        #expect(!second.contains("Migrated:"))
+        #expect(second.contains("Ledger: 2 migrations applied"))
         #expect(second.contains("Launch 2; previous launch: 20"))
         #expect(second.contains("recentLaunches ([String]): launch 1, launch 2\n"))
         #expect(second.contains("app:launchCount"))
