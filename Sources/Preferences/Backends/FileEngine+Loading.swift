@@ -142,8 +142,8 @@ extension FileEngine {
                 let replay = LogFile.records(in: tail, from: 0)
                 for record in replay.records {
                     record.apply(to: &state.entries)
-                    update.changes += record.changes
                 }
+                update.records = replay.records
                 if var damage = replay.damage {
                     damage.damagedRanges = damage.damagedRanges.map {
                         ($0.lowerBound + state.logValidEnd)..<($0.upperBound + state.logValidEnd)
@@ -155,7 +155,7 @@ extension FileEngine {
             } else {
                 // Another process compacted, or started the first log: read everything again.
                 let loaded = try load(readOnly: false)
-                update.changes = Self.differences(from: state.entries, to: loaded.entries)
+                update.records = [Record(changes: Self.differences(from: state.entries, to: loaded.entries))]
                 state.install(loaded)
                 state.pendingRepair += loaded.damaged
             }

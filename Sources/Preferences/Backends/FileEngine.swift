@@ -52,6 +52,10 @@ final class FileEngine: PreferencesBackend {
         lockFile?.commitCount ?? 0
     }
 
+    var hasOtherWriters: Bool {
+        lockFile != nil
+    }
+
     func catchUp() throws(PreferencesError) -> BackendUpdate {
         guard let lockFile else { return BackendUpdate(commitCount: 0) }
         let (depth, seen) = state.withLock { ($0.exclusiveDepth, $0.seenCount) }
@@ -93,9 +97,7 @@ final class FileEngine: PreferencesBackend {
         return try body(update)
     }
 
-    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
-        -> BackendUpdate
-    {
+    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
         try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
             guard let lockFile, state.refusal == nil else {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
@@ -108,7 +110,7 @@ final class FileEngine: PreferencesBackend {
                 try fileSystem.truncate(log, to: state.logValidEnd)
             }
             var writer = ByteWriter(capacity: 64)
-            RecordFrame.append(Record(changes: changes), to: &writer)
+            RecordFrame.append(record, to: &writer)
             do throws(PreferencesError) {
                 try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
                 if durability == .synchronous {
@@ -122,9 +124,7 @@ final class FileEngine: PreferencesBackend {
                 throw error
             }
             state.logValidEnd += writer.bytes.count
-            for change in changes {
-                state.entries[change.key] = change.value
-            }
+            record.apply(to: &state.entries)
             state.seenCount = lockFile.countCommit()
             if state.logValidEnd - FileHeader.size > max(state.snapshotSize, compactionMinimumBytes) {
                 do throws(PreferencesError) {

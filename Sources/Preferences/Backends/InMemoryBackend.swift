@@ -1,6 +1,7 @@
 /// The backend of an in-memory store, for tests and previews: nothing outlives the store.
 struct InMemoryBackend: PreferencesBackend {
     var location: String { "memory" }
+    var hasOtherWriters: Bool { false }
     var commitCount: UInt64 { 0 }
 
     func catchUp() throws(PreferencesError) -> BackendUpdate {
@@ -11,9 +12,7 @@ struct InMemoryBackend: PreferencesBackend {
         try body(BackendUpdate(commitCount: 0))
     }
 
-    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
-        -> BackendUpdate
-    {
+    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
         BackendUpdate(commitCount: 0)  // The store's own memory is the only copy.
     }
 
@@ -24,6 +23,7 @@ struct InMemoryBackend: PreferencesBackend {
 struct UnavailableBackend: PreferencesBackend {
     let location: String
     let reason: PreferencesError
+    var hasOtherWriters: Bool { false }
     var commitCount: UInt64 { 0 }
 
     func catchUp() throws(PreferencesError) -> BackendUpdate {
@@ -34,9 +34,7 @@ struct UnavailableBackend: PreferencesBackend {
         try body(BackendUpdate(commitCount: 0))
     }
 
-    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
-        -> BackendUpdate
-    {
+    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
         throw PreferencesError(.storeUnavailable(path: location, reason: reason.description))
     }
 

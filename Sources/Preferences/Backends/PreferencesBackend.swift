@@ -8,6 +8,10 @@ protocol PreferencesBackend: Sendable {
     /// A path or name for messages.
     var location: String { get }
 
+    /// Whether another store or process can commit to these entries, so that a store should look out
+    /// for their commits while it has observers.
+    var hasOtherWriters: Bool { get }
+
     /// How many commits have been made on these entries, by anyone; cheap enough for every read.
     ///
     /// When it differs from the count a store last saw, ``catchUp()`` has something to deliver.
@@ -26,8 +30,7 @@ protocol PreferencesBackend: Sendable {
     ///
     /// - Returns: The commit count after the commit, and problems that did not stop it.
     /// - Throws: Why nothing was committed.
-    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
-        -> BackendUpdate
+    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate
 
     /// Forces every commit so far to stable storage.
     func flush() throws(PreferencesError)
@@ -35,8 +38,8 @@ protocol PreferencesBackend: Sendable {
 
 /// What a backend reports to its store after catching up or committing.
 struct BackendUpdate {
-    /// Changes committed elsewhere, in commit order, for the store to apply to its memory.
-    var changes: [EntryChange] = []
+    /// Commits made elsewhere, in commit order, for the store to apply to its memory.
+    var records: [Record] = []
     /// The commit count the store has now seen.
     var commitCount: UInt64
     /// Problems to report that did not stop the operation.

@@ -16,6 +16,8 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     let location: String
     private let defaults: UserDefaults
     var commitCount: UInt64 { 0 }
+    /// Other processes may write the suite, but `UserDefaults` gives no way to notice.
+    var hasOtherWriters: Bool { false }
 
     private init(location: String, defaults: UserDefaults) {
         self.location = location
@@ -70,10 +72,8 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         try body(BackendUpdate(commitCount: 0))
     }
 
-    func commit(_ changes: [EntryChange], durability: PreferencesStore.Durability) throws(PreferencesError)
-        -> BackendUpdate
-    {
-        for change in changes {
+    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
+        for change in record.changes {
             let name = Self.name(for: change.key)
             if let value = change.value {
                 defaults.set(PropertyListValue.object(for: value), forKey: name)

@@ -1,16 +1,38 @@
 /// One committed batch of changes: the unit that is framed, checksummed and replayed.
 ///
-/// A snapshot file holds one record per entry; the append-only log that follows will hold one
-/// record per commit, in the same format.
-struct Record: Equatable {
+/// A snapshot holds one record per entry; the log one record per commit. A record also says where
+/// its commit came from, so that observers in other processes learn it too.
+///
+/// ```
+/// flags: UInt8 (bit 0: a write identifier follows, bit 1: a migration's identity follows)
+/// [writeIdentifier: string] [migration: string]
+/// count: varint, then each change: operation, namespace, name, [value]
+/// ```
+struct Record: Equatable, Sendable {
     var changes: [EntryChange]
+    /// The identifier the writer gave its transaction, if any.
+    var writeIdentifier: String?
+    /// The identity of the migration that made this commit, if one did.
+    var migration: String?
 
     private enum Operation: UInt8 {
         case set = 1
         case remove = 2
     }
 
+    private enum Flag {
+        static let writeIdentifier: UInt8 = 1
+        static let migration: UInt8 = 2
+    }
+
     func encode(into writer: inout ByteWriter) {
+        writer.append((writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration))
+        if let writeIdentifier {
+            writer.appendLengthPrefixed(writeIdentifier)
+        }
+        if let migration {
+            writer.appendLengthPrefixed(migration)
+        }
         writer.appendVarint(changes.count)
         for change in changes {
             writer.append(change.value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
@@ -22,6 +44,13 @@ struct Record: Equatable {
 
     /// Decodes a record's payload, which must be consumed exactly.
     init(payload reader: inout ByteReader) throws(FormatError) {
+        let flagsAt = reader.position
+        let flags = try reader.readByte()
+        guard flags & ~(Flag.writeIdentifier | Flag.migration) == 0 else {
+            throw .malformed("unknown record flags", at: flagsAt)
+        }
+        writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
+        migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
         let count = try reader.readCount(minimumItemSize: 3)
         changes = []
         changes.reserveCapacity(count)
@@ -42,8 +71,10 @@ struct Record: Equatable {
         guard reader.isAtEnd else { throw .malformed("bytes after the last change", at: reader.position) }
     }
 
-    init(changes: [EntryChange]) {
+    init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil) {
         self.changes = changes
+        self.writeIdentifier = writeIdentifier
+        self.migration = migration
     }
 
     func apply(to entries: inout [StorageKey: StoredValue]) {

@@ -53,6 +53,10 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         nameHash = name.hashValue
         super.init()
     }
+
+    override func storageKey(appNamespace: String) -> StorageKey {
+        StorageKey(namespace: namespace.resolved(appNamespace: appNamespace), name: name, nameHash: nameHash)
+    }
 }
 
 extension PreferenceKey {

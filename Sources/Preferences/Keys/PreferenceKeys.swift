@@ -34,4 +34,9 @@ public class PreferenceKeys: @unchecked Sendable {
     public typealias Key = PreferenceKey
 
     init() {}
+
+    /// The key's full identity in a store with this app namespace. Every instance is a ``PreferenceKey``.
+    func storageKey(appNamespace: String) -> StorageKey {
+        preconditionFailure("only PreferenceKey instances exist")
+    }
 }

@@ -98,7 +98,7 @@ extension PreferencesStore {
                 }
                 let entry = AppliedMigration(id: migration.id, appliedAt: Date(), result: result)
                 transaction.record(entry)
-                try commit(transaction.finish())
+                try commit(transaction.finish(), migration: migration.id)
                 return entry
             }
         }

@@ -11,7 +11,7 @@ extension PreferencesStore {
         get {
             var value = key.defaultValue
             do {
-                try readStoredValue(for: key, into: &value)
+                try readStoredValue(for: key, into: &value, tracksAccess: true)
             } catch {
                 reportOnce(error, for: storageKey(for: key))
                 return key.defaultValue
@@ -103,10 +103,11 @@ extension PreferencesStore {
     func readStoredValue<Value>(
         for key: PreferenceKey<Value>,
         into value: inout Value,
-        registeringType: Bool = true
+        registeringType: Bool = true,
+        tracksAccess: Bool = false
     ) throws(PreferencesError) -> Bool {
         let storageKey = storageKey(for: key)
-        let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil)
+        let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil, tracksAccess: tracksAccess)
         if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
@@ -149,35 +150,40 @@ extension PreferencesStore {
     /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
     ///
     /// Not generic, so that it runs specialised whatever the key's value type.
-    private func currentSlot(for key: StorageKey, as type: (any Any.Type)?) -> SlotSnapshot {
-        if let slot = slotIfCurrent(for: key, as: type) {
+    private func currentSlot(for key: StorageKey, as type: (any Any.Type)?, tracksAccess: Bool) -> SlotSnapshot {
+        if let slot = slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess) {
             return slot
         }
         catchUp()
-        return slotIfCurrent(for: key, as: type, evenIfBehind: true)!
+        return slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true)!
     }
 
     /// The slot of a key, or `nil` if memory is behind the backend's commits.
     private func slotIfCurrent(
         for key: StorageKey,
-        as type: (any Any.Type)?, evenIfBehind: Bool = false
+        as type: (any Any.Type)?,
+        tracksAccess: Bool,
+        evenIfBehind: Bool = false
     ) -> SlotSnapshot? {
         let commitCount = backend.commitCount
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            return Self.snapshot(of: state.slot(for: key), as: type)
+            let slot = state.slot(for: key)
+            #if canImport(Observation)
+                // Inside the lock, where the slot holds the key path: passing it out would cost a retain
+                // and a release. `access` runs no code of the app's, and takes no lock unless tracking.
+                if tracksAccess {
+                    trackAccess(slot.observationKeyPath(for: key))
+                }
+            #endif
+            return SlotSnapshot(
+                stored: slot.stored,
+                decoded: slot.decoded,
+                decodedType: slot.decodedType,
+                generation: slot.generation,
+                conflictingType: type.flatMap(slot.register)
+            )
         }
-    }
-
-    /// A copy of what a read needs; `type`, unless `nil`, is registered as a type the key is used with.
-    private static func snapshot(of slot: Slot, as type: (any Any.Type)?) -> SlotSnapshot {
-        SlotSnapshot(
-            stored: slot.stored,
-            decoded: slot.decoded,
-            decodedType: slot.decodedType,
-            generation: slot.generation,
-            conflictingType: type.flatMap(slot.register)
-        )
     }
 
     /// Keeps a decoded value for later reads, if the stored value has not changed since it was read.

@@ -77,10 +77,12 @@ extension PreferencesStore {
     ///
     /// No other write to the store comes between the body's reads and the commit, from this process
     /// or another. If the body throws, or a value set in it cannot be encoded, nothing is written.
-    /// The writes are one record in the store's log: one write to disk.
+    /// The writes are one record in the store's log (one write to disk) and one change for observers.
     ///
     /// - Parameters:
     ///   - durability: How far the commit goes before this returns; the store's ``durability`` if `nil`.
+    ///   - writeIdentifier: A tag that observers, in every process, receive with the change as
+    ///     ``PreferencesChange/writeIdentifier``: a sync loop can tag its own writes and skip them.
     ///   - body: Reads and writes through the transaction it is given.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` throws, or a ``PreferencesError`` if a value cannot be encoded or the batch
@@ -88,13 +90,14 @@ extension PreferencesStore {
     @discardableResult
     public func transaction<Result>(
         durability: Durability? = nil,
+        writeIdentifier: String? = nil,
         _ body: (inout PreferencesTransaction) throws -> Result
     ) throws -> Result {
         try writeLock.withLock {
             try withExclusiveAccess {
                 var transaction = PreferencesTransaction(store: self)
                 let result = try body(&transaction)
-                try commit(transaction.finish(), durability: durability)
+                try commit(transaction.finish(), durability: durability, writeIdentifier: writeIdentifier)
                 return result
             }
         }
@@ -120,7 +123,12 @@ extension PreferencesStore {
     /// Catches up with commits made elsewhere, drops the changes that change nothing, has the
     /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
     /// throws.
-    func commit(_ changes: [PendingChange], durability: Durability? = nil) throws(PreferencesError) {
+    func commit(
+        _ changes: [PendingChange],
+        durability: Durability? = nil,
+        writeIdentifier: String? = nil,
+        migration: String? = nil
+    ) throws(PreferencesError) {
         var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
         var problems: [PreferencesError] = []
         defer {
@@ -143,15 +151,25 @@ extension PreferencesStore {
                         }
                     }
                     guard !effective.isEmpty else { return }
-                    let update = try backend.commit(
-                        effective.map { EntryChange(key: $0.key, value: $0.value) },
-                        durability: durability ?? self.durability
+                    let record = Record(
+                        changes: effective.map { EntryChange(key: $0.key, value: $0.value) },
+                        writeIdentifier: writeIdentifier,
+                        migration: migration
                     )
+                    let update = try backend.commit(record, durability: durability ?? self.durability)
                     problems += update.problems
-                    state.withLock { state in
-                        state.apply(effective.map { EntryChange(key: $0.key, value: $0.value) })
+                    let paths = state.withLock { state in
                         state.seenCommitCount = update.commitCount
+                        return state.apply(record.changes)
                     }
+                    changeHub.enqueue(
+                        CommittedChange(
+                            changes: record.changes,
+                            origin: migration.map { .migration(id: $0) } ?? .thisStore,
+                            writeIdentifier: writeIdentifier,
+                            observationPaths: paths
+                        )
+                    )
                 }
             }
         } catch let error as PreferencesError {
@@ -173,9 +191,19 @@ extension PreferencesStore {
 
     /// Applies what the backend caught up with to memory, and reports its problems.
     func absorb(_ update: BackendUpdate) {
-        state.withLock { state in
-            state.apply(update.changes)
+        let paths = state.withLock { state in
             state.seenCommitCount = update.commitCount
+            return update.records.map { state.apply($0.changes) }
+        }
+        for (record, paths) in zip(update.records, paths) {
+            changeHub.enqueue(
+                CommittedChange(
+                    changes: record.changes,
+                    origin: record.migration.map { .migration(id: $0) } ?? .elsewhere,
+                    writeIdentifier: record.writeIdentifier,
+                    observationPaths: paths
+                )
+            )
         }
         errorChannel.report(update.problems)
     }

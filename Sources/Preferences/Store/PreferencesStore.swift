@@ -1,5 +1,9 @@
 public import Foundation
 
+#if canImport(Observation)
+    import Observation
+#endif
+
 /// A thread-safe store of typed preferences, read from memory and kept durably by its backend.
 ///
 /// Subscript a store with a key declared in ``PreferenceKeys``:
@@ -27,7 +31,7 @@ public import Foundation
 /// ``PreferencesError`` instead.
 ///
 /// A store is `Sendable`: use it from any thread or task. Its locks are never held while your
-/// code runs, except for the body of ``transaction(durability:_:)`` and ``update(_:_:)``, which must not wait
+/// code runs, except for the body of ``transaction(durability:writeIdentifier:_:)`` and ``update(_:_:)``, which must not wait
 /// for another thread that writes to the same store.
 public final class PreferencesStore: Sendable {
     /// The name the app's own namespace, ``PreferenceNamespace/app``, is stored under in this store.
@@ -48,8 +52,17 @@ public final class PreferencesStore: Sendable {
     ///
     /// Held for the whole of a commit, and for a transaction's body, while readers take only the
     /// lock of `state` and never wait for the disk. Recursive, so that a transaction's body can write.
-    let writeLock = SystemLock(recursive: true)
+    let writeLock: WriteLock
     let errorChannel: ErrorChannel
+    /// The observers, and the committed changes on their way to them.
+    let changeHub: ChangeHub
+    /// Looks for other processes' commits while anyone observes; `nil` for a store whose backend
+    /// cannot be written by another.
+    let otherWritersMonitor: OtherWritersMonitor?
+    #if canImport(Observation)
+        /// Tracks, for the Observation framework, which keys a view or model read.
+        let observationRegistrar = ObservationRegistrar()
+    #endif
 
     /// The app namespace a store uses unless told otherwise: `"app"`.
     ///
@@ -72,7 +85,13 @@ public final class PreferencesStore: Sendable {
         self.durability = durability
         state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }, seenCommitCount: backend.commitCount))
         errorChannel = ErrorChannel()
+        let changeHub = ChangeHub()
+        self.changeHub = changeHub
+        writeLock = WriteLock(afterRelease: { changeHub.deliverPending() })
+        otherWritersMonitor = backend.hasOtherWriters ? OtherWritersMonitor() : nil
         errorChannel.report(problems)
+        otherWritersMonitor?.setCheck { [weak self] in self?.catchUpIfNeeded() }
+        changeHub.announce(to: self)
     }
 
     /// The problems the store reports rather than throws: values that could not be read or written

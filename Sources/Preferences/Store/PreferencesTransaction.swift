@@ -1,4 +1,4 @@
-/// The reads and writes of one ``PreferencesStore/transaction(durability:_:)``, committed together when its body returns.
+/// The reads and writes of one ``PreferencesStore/transaction(durability:writeIdentifier:_:)``, committed together when its body returns.
 ///
 /// Reads see the transaction's own writes first, then the store. It cannot be copied or kept: it
 /// exists only for the body it is passed to.

@@ -7,10 +7,19 @@ struct StoreState {
     var seenCommitCount: UInt64 = 0
 
     /// Applies changes committed elsewhere, or by this store.
-    mutating func apply(_ changes: [EntryChange]) {
+    ///
+    /// - Returns: The Observation framework's key paths of the changed keys that have one.
+    @discardableResult
+    mutating func apply(_ changes: [EntryChange]) -> [KeyPath<PreferencesStore, Int>] {
+        var paths: [KeyPath<PreferencesStore, Int>] = []
         for change in changes {
-            slot(for: change.key).replace(with: change.value)
+            let slot = slot(for: change.key)
+            slot.replace(with: change.value)
+            if let path = slot.observationPath {
+                paths.append(path)
+            }
         }
+        return paths
     }
 
     /// The slot of a key, created empty the first time the key is stored or read.
@@ -47,6 +56,8 @@ final class Slot {
     @exclusivity(unchecked) var reportedConflicts: Set<ObjectIdentifier> = []
     /// The generation whose read failure was last reported.
     @exclusivity(unchecked) var reportedFailureGeneration: UInt64?
+    /// The key path the Observation framework knows the key by, once it was needed.
+    @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
 
     init(stored: StoredValue? = nil) {
         self.stored = stored

@@ -1,0 +1,37 @@
+/// A committed change that observers are told about: the keys it changed, and where it came from.
+public struct PreferencesChange: Sendable, Hashable {
+    /// The keys whose values changed, among those the observer watches, in commit order.
+    public let keys: [StoredKey]
+
+    /// Where the change was made.
+    public let origin: ChangeOrigin
+
+    /// The identifier its writer gave the transaction, if any, with
+    /// ``PreferencesStore/transaction(durability:writeIdentifier:_:)``.
+    ///
+    /// It reaches observers in every process, so a sync loop can recognise and skip its own writes.
+    public let writeIdentifier: String?
+}
+
+/// Where a committed change was made.
+public enum ChangeOrigin: Sendable, Hashable {
+    /// This store committed it.
+    case thisStore
+
+    /// Another store on the same file committed it: in another process, or in this one.
+    case elsewhere
+
+    /// A migration committed it, in this process or another.
+    case migration(id: String)
+}
+
+/// A change as the store records it for delivery: the new stored values, and where they came from.
+struct CommittedChange: @unchecked Sendable {
+    // `@unchecked` only because `KeyPath` is not marked `Sendable`; key paths are immutable.
+    var changes: [EntryChange]
+    var origin: ChangeOrigin
+    var writeIdentifier: String?
+    /// The Observation framework's key paths of the changed keys that were ever read through the
+    /// store's subscript; the others cannot be tracked, and need no announcement.
+    var observationPaths: [KeyPath<PreferencesStore, Int>]
+}

@@ -1,0 +1,145 @@
+extension PreferencesStore {
+    /// The values of a key as they change: first its current value, unless `initial` is `false`,
+    /// then the value of each commit that changes it, in commit order.
+    ///
+    /// ```swift
+    /// for await theme in store.changes(for: .theme) {
+    ///     apply(theme)
+    /// }
+    /// ```
+    ///
+    /// Changes made by this store, by a migration, and by other stores on the same file (in this
+    /// process or another) all arrive. A write of the value already stored is no change. The stream
+    /// ends when the task iterating it is cancelled or the stream is released.
+    ///
+    /// - Parameters:
+    ///   - key: The key to watch.
+    ///   - initial: Whether the stream starts with the key's current value.
+    /// - Returns: The key's values; its default when the entry is removed or does not read as its type.
+    public func changes<Value>(for key: PreferenceKey<Value>, initial: Bool = true) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
+        let observation = observe(key) { value, _ in
+            continuation.yield(value)
+        } start: { current in
+            if initial {
+                continuation.yield(current)
+            }
+        }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    /// The commits that change any of the given keys, each saying which of them changed and where.
+    ///
+    /// ```swift
+    /// for await change in store.changes(forAnyOf: .theme, .fontSize) where change.origin != .thisStore {
+    ///     reload(change.keys)
+    /// }
+    /// ```
+    ///
+    /// - Parameter keys: The keys to watch.
+    /// - Returns: One ``PreferencesChange`` per commit that changes any of them.
+    public func changes(forAnyOf keys: PreferenceKeys...) -> AsyncStream<PreferencesChange> {
+        changes(matching: .keys(Set(keys.map { $0.storageKey(appNamespace: appNamespace) })))
+    }
+
+    /// The commits that change any key in a namespace, each saying which keys changed and where.
+    ///
+    /// - Parameter namespace: The namespace to watch.
+    /// - Returns: One ``PreferencesChange`` per commit that changes a key in it.
+    public func changes(in namespace: PreferenceNamespace) -> AsyncStream<PreferencesChange> {
+        changes(matching: .namespace(namespace.resolved(appNamespace: appNamespace)))
+    }
+
+    /// Calls `handler` with a key's value after each commit that changes it, until the returned
+    /// observation is cancelled or released.
+    ///
+    /// The handler runs on the thread that delivers the change, after the store released its
+    /// locks; it may read and write the store.
+    ///
+    /// - Parameters:
+    ///   - key: The key to watch.
+    ///   - handler: Receives the key's new value (its default when removed) and the change.
+    /// - Returns: The observation; keep it for as long as `handler` should be called.
+    public func observe<Value>(
+        _ key: PreferenceKey<Value>,
+        handler: @escaping @Sendable (Value, PreferencesChange) -> Void
+    ) -> PreferencesObservation {
+        observe(key, handler: handler, start: { _ in })
+    }
+
+    /// Calls `handler` after each commit that changes any of the given keys, until the returned
+    /// observation is cancelled or released.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to watch.
+    ///   - handler: Receives each change, narrowed to the watched keys.
+    /// - Returns: The observation; keep it for as long as `handler` should be called.
+    public func observe(
+        anyOf keys: PreferenceKeys...,
+        handler: @escaping @Sendable (PreferencesChange) -> Void
+    ) -> PreferencesObservation {
+        let filter = ChangeHub.Filter.keys(Set(keys.map { $0.storageKey(appNamespace: appNamespace) }))
+        return register(filter) { [appNamespace] change in
+            handler(change.publicChange(appNamespace: appNamespace))
+        }
+    }
+
+    private func changes(matching filter: ChangeHub.Filter) -> AsyncStream<PreferencesChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PreferencesChange.self)
+        let observation = register(filter) { [appNamespace] change in
+            continuation.yield(change.publicChange(appNamespace: appNamespace))
+        }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    /// Observes one key; `start` receives its value as of the moment observing began, with no
+    /// commit in between.
+    private func observe<Value>(
+        _ key: PreferenceKey<Value>,
+        handler: @escaping @Sendable (Value, PreferencesChange) -> Void,
+        start: (Value) -> Void
+    ) -> PreferencesObservation {
+        let storageKey = storageKey(for: key)
+        let codec = key.codec
+        let defaultValue = key.defaultValue
+        return register(.keys([storageKey]), start: { start(self[key]) }) { [appNamespace] change in
+            for entry in change.changes where entry.key == storageKey {
+                let value = entry.value.flatMap { try? codec.decode($0) } ?? defaultValue
+                handler(value, change.publicChange(appNamespace: appNamespace))
+            }
+        }
+    }
+
+    /// Adds an observer with the write lock held, so that no commit falls between `start` and the
+    /// first change delivered, and watches other processes while anyone observes.
+    private func register(
+        _ filter: ChangeHub.Filter,
+        start: () -> Void = {},
+        deliver: @escaping @Sendable (CommittedChange) -> Void
+    ) -> PreferencesObservation {
+        let id = writeLock.withLock {
+            catchUpIfNeeded()
+            start()
+            return changeHub.add(filter, deliver: deliver)
+        }
+        otherWritersMonitor?.update(isNeeded: true)
+        return PreferencesObservation { [changeHub, otherWritersMonitor] in
+            changeHub.remove(id)
+            otherWritersMonitor?.update(isNeeded: changeHub.hasObservers)
+        }
+    }
+}
+
+extension CommittedChange {
+    func publicChange(appNamespace: String) -> PreferencesChange {
+        PreferencesChange(
+            keys: changes.map {
+                StoredKey($0.key.name, in: PreferenceNamespace(stored: $0.key.namespace, appNamespace: appNamespace))
+            },
+            origin: origin,
+            writeIdentifier: writeIdentifier
+        )
+    }
+}

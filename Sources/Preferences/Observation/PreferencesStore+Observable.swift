@@ -1,0 +1,52 @@
+#if canImport(Observation)
+    public import Observation
+
+    /// A store works with the Observation framework, and so with SwiftUI: reading `store[.key]` inside
+    /// `withObservationTracking`, or in a view's `body`, tracks that key alone. A change to another key
+    /// does not fire it.
+    ///
+    /// ```swift
+    /// struct SettingsView: View {
+    ///     let store: PreferencesStore
+    ///
+    ///     var body: some View {
+    ///         Toggle("Large text", isOn: Binding(
+    ///             get: { store[.prefersLargeText] },
+    ///             set: { store[.prefersLargeText] = $0 }
+    ///         ))
+    ///     }
+    /// }
+    /// ```
+    extension PreferencesStore: Observable {}
+
+    extension PreferencesStore {
+        /// A member per key, for the Observation framework to tell keys apart: each key has a key path
+        /// of its own, `\.[observing: key]`.
+        subscript(observing key: StorageKey) -> Int { 0 }
+
+        /// Tells the Observation framework that these keys changed, after the commit.
+        func announce(_ change: CommittedChange) {
+            for path in change.observationPaths {
+                observationRegistrar.willSet(self, keyPath: path)
+                observationRegistrar.didSet(self, keyPath: path)
+            }
+        }
+
+        /// Tells the Observation framework that a key was read.
+        func trackAccess(_ path: KeyPath<PreferencesStore, Int>) {
+            observationRegistrar.access(self, keyPath: path)
+        }
+    }
+#endif
+
+extension Slot {
+    /// The key path the Observation framework knows this key by, made on first use and kept.
+    func observationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
+        if let observationPath {
+            return observationPath
+        }
+        let path = \PreferencesStore.[observing: key]
+        observationPath = path
+        return path
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+#if canImport(Observation)
+    import Observation
+#endif
+
+/// The first element of a stream, or `nil` if none arrives within `seconds`.
+private func firstElement<Element: Sendable>(of stream: AsyncStream<Element>, within seconds: Double) async -> Element?
+{
+    await withTaskGroup(of: Element?.self) { group in
+        group.addTask {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+struct ObservationTests {
+    @Test(arguments: BackendKind.allCases)
+    func aKeysStreamStartsWithItsValueThenGivesEachChangeInOrder(on kind: BackendKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let store = fixture.store
+        store[.count] = 1
+        var values = store.changes(for: .count).makeAsyncIterator()
+        store[.count] = 2
+        store[.count] = 2  // the same value: no change
+        store[.title] = "another key"
+        try store.update(.count) { $0 += 1 }
+        try store.removeValue(for: .count)
+        var received: [Int] = []
+        for _ in 0..<4 {
+            received.append(try #require(await values.next()))
+        }
+        #expect(received == [1, 2, 3, 0])
+    }
+
+    @Test func aStreamWithoutTheCurrentValueGivesOnlyChanges() async throws {
+        let store = PreferencesStore.inMemory()
+        store[.title] = "before"
+        var values = store.changes(for: .title, initial: false).makeAsyncIterator()
+        store[.title] = "after"
+        #expect(await values.next() == "after")
+    }
+
+    @Test func aTransactionIsOneChangeNamingEveryKeyItChanged() async throws {
+        let store = PreferencesStore.inMemory()
+        var changes = store.changes(forAnyOf: .count, .title, .flag).makeAsyncIterator()
+        try store.transaction(writeIdentifier: "sync-7") { preferences in
+            preferences[.count] = 5
+            preferences[.title] = "t"
+            preferences[.ratio] = 0.5  // not watched
+        }
+        let change = try #require(await changes.next())
+        #expect(change.keys == [StoredKey("count"), StoredKey("title")])
+        #expect(change.origin == .thisStore)
+        #expect(change.writeIdentifier == "sync-7")
+    }
+
+    @Test func aNamespaceStreamSeesOnlyItsNamespace() async throws {
+        let store = PreferencesStore.inMemory()
+        var changes = store.changes(in: .custom("com.vendor.sdk")).makeAsyncIterator()
+        store[.flag] = true
+        store[.vendorFlag] = true
+        let change = try #require(await changes.next())
+        #expect(change.keys == [StoredKey("flag", in: .custom("com.vendor.sdk"))])
+    }
+
+    @Test func changesCarryTheirOrigin() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        var changes = store.changes(forAnyOf: .count, .title, .ratio).makeAsyncIterator()
+
+        store[.count] = 1
+        try other.transaction(writeIdentifier: "from-other") { $0[.title] = "elsewhere" }
+        other[PreferenceKey<Int>("ratio", default: 0)] = 4
+        try other.runMigrations(
+            MigrateValue(from: PreferenceKey<Int>("ratio", default: 0), to: PreferenceKeys.ratio) { Double($0) }
+        )
+        _ = store[.title]  // a read catches up with the other store's commits
+
+        let local = try #require(await changes.next())
+        #expect(local.origin == .thisStore)
+        let tagged = try #require(await changes.next())
+        #expect(tagged.origin == .elsewhere)
+        #expect(tagged.writeIdentifier == "from-other")
+        #expect(tagged.keys == [StoredKey("title")])
+        let written = try #require(await changes.next())
+        #expect(written.origin == .elsewhere)
+        let migrated = try #require(await changes.next())
+        #expect(migrated.origin == .migration(id: "convert ratio in app from Int to ratio in app as Double"))
+    }
+
+    @Test func aCallbackRunsUntilItsObservationIsCancelled() throws {
+        let store = PreferencesStore.inMemory()
+        let seen = Locked<[String]>([])
+        let observation = store.observe(.title) { title, change in
+            seen.withLock { $0.append("\(title) \(change.origin)") }
+        }
+        store[.title] = "one"
+        store[.title] = "two"
+        observation.cancel()
+        store[.title] = "three"
+        #expect(seen.withLock { $0 } == ["one thisStore", "two thisStore"])
+    }
+
+    @Test func aCallbackEndsWhenItsObservationIsReleased() throws {
+        let store = PreferencesStore.inMemory()
+        let calls = Locked(0)
+        do {
+            let observation = store.observe(anyOf: .count) { _ in calls.withLock { $0 += 1 } }
+            store[.count] = 1
+            _ = observation
+        }
+        store[.count] = 2
+        #expect(calls.withLock { $0 } == 1)
+        #expect(!store.changeHub.hasObservers)
+    }
+
+    @Test func aStreamThatIsDroppedLeavesNoObserverBehind() async throws {
+        let store = PreferencesStore.inMemory()
+        do {
+            var values = store.changes(for: .count).makeAsyncIterator()
+            _ = await values.next()
+        }
+        #expect(!store.changeHub.hasObservers)
+    }
+
+    @Test func anObserverThatWritesToTheStoreDoesNotDeadlock() throws {
+        let store = PreferencesStore.inMemory()
+        let observation = store.observe(.count) { count, _ in
+            store[.title] = "count is \(count)"
+        }
+        store[.count] = 3
+        #expect(store[.title] == "count is 3")
+        _ = observation
+    }
+
+    @Test func changesFromManyThreadsArriveOncePerKeyInCommitOrder() async throws {
+        let store = PreferencesStore.inMemory()
+        let keys = (0..<4).map { PreferenceKey<Int>("counter\($0)", default: 0) }
+        let received = Locked<[Int: [Int]]>([:])
+        let observations = keys.enumerated().map { index, key in
+            store.observe(key) { value, _ in received.withLock { $0[index, default: []].append(value) } }
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for value in 1...250 {
+                store[keys[thread]] = value
+                _ = store[keys[(thread + 1) % 4]]
+            }
+        }
+        for index in 0..<4 {
+            #expect(received.withLock { $0[index] } == Array(1...250))
+        }
+        _ = observations
+    }
+
+    @Test func anotherProcesssWriteReachesAnObserverWithoutAnyRead() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let key = PreferenceKey<Int>("child-0", default: -1, in: .custom("harness"))
+        let values = store.changes(for: key, initial: false)
+        let child = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "child", "1"])
+        let (status, errors) = child.wait()
+        #expect(status == 0, "\(errors)")
+        // Delivered by the store's own watch on the shared commit count; the test reads nothing.
+        #expect(await firstElement(of: values, within: 5) == 0)
+    }
+
+    #if canImport(Observation)
+        @Test func observationTrackingFiresForTheKeyReadAndNoOther() throws {
+            let store = PreferencesStore.inMemory()
+            let fired = Locked(0)
+            withObservationTracking {
+                _ = store[.flag]
+            } onChange: {
+                fired.withLock { $0 += 1 }
+            }
+            store[.count] = 1
+            store[.title] = "unrelated"
+            #expect(fired.withLock { $0 } == 0)
+            store[.flag] = true
+            #expect(fired.withLock { $0 } == 1)
+        }
+
+        @Test func observationTrackingSeesAChangeMadeByAnotherStore() throws {
+            let directory = try TemporaryDirectory()
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            let other = try PreferencesStore(fileURL: directory.storeURL)
+            let fired = Locked(false)
+            withObservationTracking {
+                _ = store[.count]
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            other[.count] = 9
+            _ = store.storedKeys()  // catches up
+            #expect(fired.withLock { $0 })
+        }
+    #endif
+
+    final class ReaderSettings {
+        @Preference(.flag, store: PreferencesStore.inMemory()) var largeText: Bool
+        @Preference(.theme, store: PreferencesStore.inMemory()) var theme: Theme
+    }
+
+    @Test func aPreferencePropertyReadsAndWritesItsStore() async throws {
+        let settings = ReaderSettings()
+        #expect(settings.largeText == false)
+        settings.largeText = true
+        #expect(settings.$largeText.store[.flag] == true)
+        #expect(settings.$largeText.key === PreferenceKeys.flag)
+        var themes = settings.$theme.changes.makeAsyncIterator()
+        #expect(await themes.next() == .system)
+        settings.theme = .dark
+        #expect(await themes.next() == .dark)
+    }
+}
