@@ -35,7 +35,9 @@ public class PreferenceKeys: @unchecked Sendable {
 
     init() {}
 
-    /// The key's full identity in a store with this app namespace. Every instance is a ``PreferenceKey``.
+    /// The key's full identity in a store with this app namespace.
+    ///
+    /// Every instance is a ``PreferenceKey``, which overrides it.
     func storageKey(appNamespace: String) -> StorageKey {
         preconditionFailure("only PreferenceKey instances exist")
     }

@@ -31,8 +31,10 @@ final class ChangeHub: Sendable {
         var queue: [(sequence: UInt64, change: CommittedChange)] = []
         var lastSequence: UInt64 = 0
         var isDelivering = false
-        /// Told of every change whose keys the Observation framework may track. A direct reference,
-        /// not a closure: a stored closure costs a copy of every change through a thunk.
+        /// Told of every change whose keys the Observation framework may track.
+        ///
+        /// A direct reference, not a closure: a stored closure costs a copy of every change
+        /// through a thunk.
         weak var store: PreferencesStore?
     }
 
@@ -67,9 +69,10 @@ final class ChangeHub: Sendable {
         state.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 
-    /// Queues a change for delivery. Call it with the store's write lock held, in commit order.
+    /// Queues a change for delivery.
     ///
-    /// A change reaches the sink only if the Observation framework may be tracking one of its keys,
+    /// Call it with the store's write lock held, in commit order.
+    /// A change reaches the store's announcement only if the Observation framework may be tracking one of its keys,
     /// which it can only be if the key was read through the store's subscript.
     func enqueue(_ change: CommittedChange) {
         guard !change.changes.isEmpty else { return }

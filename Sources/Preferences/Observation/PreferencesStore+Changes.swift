@@ -104,12 +104,13 @@ extension PreferencesStore {
         let storageKey = storageKey(for: key)
         let codec = key.codec
         let defaultValue = key.defaultValue
-        return register(.keys([storageKey]), start: { start(self[key]) }) { [appNamespace] change in
+        let deliver: @Sendable (CommittedChange) -> Void = { [appNamespace] change in
             for entry in change.changes where entry.key == storageKey {
                 let value = entry.value.flatMap { try? codec.decode($0) } ?? defaultValue
                 handler(value, change.publicChange(appNamespace: appNamespace))
             }
         }
+        return register(.keys([storageKey]), start: { start(self[key]) }, deliver: deliver)
     }
 
     /// Adds an observer with the write lock held, so that no commit falls between `start` and the
