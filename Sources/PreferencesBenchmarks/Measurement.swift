@@ -7,12 +7,33 @@ struct Result: Encodable {
     var contender: String
     var p50Nanoseconds: Double
     var p95Nanoseconds: Double
+    /// For a file-size workload: the files' size at the end, the largest seen, and the live data.
+    var bytes: Int? = nil
+    var largestBytes: Int? = nil
+    var liveBytes: Int? = nil
 
     /// The names scripts read in `--json` output.
     enum CodingKeys: String, CodingKey {
         case workload, n, contender
         case p50Nanoseconds = "p50_ns"
         case p95Nanoseconds = "p95_ns"
+        case bytes
+        case largestBytes = "largest_bytes"
+        case liveBytes = "live_bytes"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workload, forKey: .workload)
+        try container.encode(n, forKey: .n)
+        try container.encode(contender, forKey: .contender)
+        if p50Nanoseconds.isFinite {
+            try container.encode(p50Nanoseconds, forKey: .p50Nanoseconds)
+            try container.encode(p95Nanoseconds, forKey: .p95Nanoseconds)
+        }
+        try container.encodeIfPresent(bytes, forKey: .bytes)
+        try container.encodeIfPresent(largestBytes, forKey: .largestBytes)
+        try container.encodeIfPresent(liveBytes, forKey: .liveBytes)
     }
 }
 

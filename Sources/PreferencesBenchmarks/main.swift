@@ -1,57 +1,63 @@
 import Foundation
 import Preferences
 
-// preferences-benchmarks: how fast the store is, measured on this machine, in one run.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// preferences-benchmarks: this library side by side with UserDefaults and a hand-written JSON file
+// store, in one run on one machine.
 //
 //   swift run -c release preferences-benchmarks [--quick] [--json]
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
-// contender, and the machine's floors measured at that moment. --quick runs a reduced set in
-// seconds; --json prints the results as a JSON array for scripts.
-
-struct Pet: Codable, Sendable {
-    var name: String
-    var species: String
-    var birthday: Date
-    var tags: [String]
-    var weight: Double
-}
+// contender, each Preferences figure's ratio to each baseline, and the machine's floors measured at
+// that moment. --quick runs a reduced set in under a minute; --json prints the results as a JSON
+// array (workload, n, contender, p50_ns, p95_ns) for scripts.
 
 let arguments = CommandLine.arguments
-if let index = arguments.firstIndex(of: "--open-child"), index + 1 < arguments.count {
-    print(OpenBenchmark.measureInThisProcess(path: arguments[index + 1]))
+if let index = arguments.firstIndex(of: "--open-child"), index + 2 < arguments.count {
+    print(OpenBenchmark.measureInThisProcess(kind: arguments[index + 1], location: arguments[index + 2]))
     exit(0)
 }
+if let index = arguments.firstIndex(of: "--write-child"), index + 2 < arguments.count {
+    print(CrossProcessBenchmark.writeInThisProcess(path: arguments[index + 1], value: Int(arguments[index + 2]) ?? 0))
+    exit(0)
+}
+
 let quick = arguments.contains("--quick")
 let json = arguments.contains("--json")
-let sizes = quick ? [100, 1_000] : [100, 1_000, 10_000]
 let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
     .appendingPathComponent("preferences-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
 try FileManager().createDirectory(at: scratch, withIntermediateDirectories: true)
 defer { try? FileManager().removeItem(at: scratch) }
-
-func log(_ message: String) {
-    if !json {
-        FileHandle.standardError.write(Data("\(message)\n".utf8))
-    }
-}
+// UserDefaults on Linux keeps its suites in $XDG_CONFIG_HOME: a fresh one, for fresh suites, and
+// for the child processes this run starts.
+setenv("XDG_CONFIG_HOME", scratch.appendingPathComponent("config").path, 1)
 
 var results: [Result] = []
 results += measureFloors(in: scratch, count: quick ? 200 : 2_000)
-
-for n in sizes {
+for n in quick ? [100, 1_000] : [100, 1_000, 10_000] {
     log("n = \(n)")
-    results += try StoreBenchmarks(n: n, quick: quick, scratch: scratch).run()
+    results += try Workloads(n: n, quick: quick, scratch: scratch).run()
 }
 for n in quick ? [1_000] : [1_000, 10_000] {
     log("open, n = \(n)")
-    results += try OpenBenchmark(n: n, runs: quick ? 5 : 15, scratch: scratch).run()
+    results += try OpenBenchmark(n: n, runs: quick ? 3 : 11, scratch: scratch).run()
 }
+log("migrations")
+results += try MigrationRerunBenchmark(scratch: scratch, samples: quick ? 50 : 500).run()
+log("file size")
+results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
+log("another process's writes")
+results += try CrossProcessBenchmark(runs: quick ? 5 : 20, scratch: scratch).run()
 
 if json {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     print(String(decoding: try encoder.encode(results), as: UTF8.self))
 } else {
-    printTable(results)
+    printReport(results)
 }

@@ -5,6 +5,7 @@ import Preferences
 // launch, and values that are still there next time. Run it twice.
 //
 //     swift run preferences-demo [--store PATH]
+//     swift run preferences-demo --watch [--store PATH]   (prints changes as other runs make them)
 //
 // The store is `PreferencesStore.standard` unless a path is given with `--store` or in the
 // environment variable PREFERENCES_DEMO_STORE.
@@ -63,8 +64,27 @@ func openStore() throws -> PreferencesStore {
 }
 
 if CommandLine.arguments.contains("--help") {
-    print("usage: preferences-demo [--store PATH]")
+    print("usage: preferences-demo [--watch] [--store PATH]")
     exit(0)
+}
+
+/// Writes a line at once, even to a pipe, where `print` would wait for its buffer to fill.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data("\(line)\n".utf8))
+}
+
+if CommandLine.arguments.contains("--watch") {
+    do {
+        let store = try openStore()
+        say("Watching \(store.fileURL?.path ?? "memory"); run the demo elsewhere to see its changes. Ctrl-C stops.")
+        for await change in store.changes(in: .app) {
+            let keys = change.keys.map(\.name).joined(separator: ", ")
+            say("Changed: \(keys) (from \(change.origin == .thisStore ? "this store" : "another process"))")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("preferences-demo: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 do {

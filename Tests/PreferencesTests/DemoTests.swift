@@ -66,6 +66,44 @@ struct DemoTests {
         #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.log.damaged-") })
     }
 
+    @Test func watchingShowsAnotherRunsChangesAsTheyHappen() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.storeURL.path
+        let watcher = Process()
+        watcher.executableURL = Self.demoURL
+        watcher.arguments = ["--watch", "--store", store]
+        let output = Pipe()
+        watcher.standardOutput = output
+        try watcher.run()
+        defer {
+            watcher.terminate()
+            watcher.waitUntilExit()
+        }
+        let lines = Locked("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            lines.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try waitFor("Watching", in: lines)
+        let (status, _, _) = try runDemo(arguments: ["--store", store])
+        #expect(status == 0)
+        try waitFor("Changed: ", in: lines)
+        #expect(lines.withLock { $0 }.contains("launchCount"))
+        #expect(lines.withLock { $0 }.contains("from another process"))
+        output.fileHandleForReading.readabilityHandler = nil
+    }
+
+    private func waitFor(_ text: String, in lines: Locked<String>) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !lines.withLock({ $0.contains(text) }) {
+            guard Date() < deadline else {
+                Issue.record("'\(text)' did not appear in: \(lines.withLock { $0 })")
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
     @Test func theStandardStoreFollowsXDGConfigHome() throws {
         let directory = try TemporaryDirectory()
         let (status, output, _) = try runDemo(arguments: [], environment: ["XDG_CONFIG_HOME": directory.url.path])

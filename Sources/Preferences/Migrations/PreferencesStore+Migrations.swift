@@ -37,20 +37,27 @@ extension PreferencesStore {
     @discardableResult
     public func runMigrations(_ migrations: [any PreferencesMigration]) throws -> [AppliedMigration] {
         var seen: Set<String> = []
+        var pending: [any PreferencesMigration] = []
         for migration in migrations {
-            if let rule = KeyValidation.violation(in: migration.id, isNamespace: false) {
-                throw PreferencesError(
-                    .migrationFailed(migration: migration.id, key: nil, reason: "its id is invalid: \(rule)"))
-            }
             guard seen.insert(migration.id).inserted else {
                 throw PreferencesError(
                     .migrationFailed(
                         migration: migration.id, key: nil, reason: "two migrations in this call have this id")
                 )
             }
+            // An id in the ledger was valid when it was recorded; checking it again on every launch
+            // would cost more than the lookup that skips it.
+            if isApplied(migration.id) {
+                continue
+            }
+            if let rule = KeyValidation.violation(in: migration.id, isNamespace: false) {
+                throw PreferencesError(
+                    .migrationFailed(migration: migration.id, key: nil, reason: "its id is invalid: \(rule)"))
+            }
+            pending.append(migration)
         }
         var applied: [AppliedMigration] = []
-        for migration in migrations where !isApplied(migration.id) {
+        for migration in pending {
             if let entry = try apply(migration) {
                 applied.append(entry)
             }

@@ -1,0 +1,150 @@
+import Foundation
+import Preferences
+
+/// Opening a store of `n` keys, about 100 bytes each, in a process that has not opened it before,
+/// and reading one key: what a launch pays before its first preference.
+struct OpenBenchmark {
+    let n: Int
+    let runs: Int
+    let scratch: URL
+
+    func run() throws -> [Result] {
+        let padding = String(repeating: "x", count: 80)
+        let storeURL = scratch.appendingPathComponent("open-\(n).store")
+        let store = try PreferencesStore(fileURL: storeURL)
+        try store.transaction { preferences in
+            for index in 0..<n {
+                preferences[PreferenceKey<String>("key\(index)", default: "")] = "\(index) \(padding)"
+            }
+        }
+        let suite = "open-\(n)-\(UUID().uuidString)"
+        let defaults = UserDefaults(suiteName: suite)!
+        for index in 0..<n {
+            defaults.set("\(index) \(padding)", forKey: "key\(index)")
+        }
+        defaults.synchronize()
+        let jsonURL = scratch.appendingPathComponent("open-\(n).json")
+        let json = try JSONFileContender(url: jsonURL)
+        for index in 0..<n {
+            try json.write("\(index) \(padding)", stringAt: index)
+        }
+        let kinds: [(String, String, String)] = [
+            ("Preferences file, standard", "preferences", storeURL.path),
+            ("UserDefaults", "defaults", suite),
+            ("hand-written JSON file", "json", jsonURL.path),
+        ]
+        let bytes = ["", ".log"].reduce(0) { total, suffix in
+            total + ((try? FileManager().attributesOfItem(atPath: storeURL.path + suffix)[.size] as? Int) ?? 0)
+        }
+        return try kinds.map { contender, kind, location in
+            summarise(
+                try (0..<runs).compactMap { _ in try Self.measureInChild(kind: kind, location: location) },
+                workload: "open in a fresh process and read a key (\(bytes / 1024) KiB)",
+                n: n,
+                contender: contender
+            )
+        }
+    }
+
+    private static func measureInChild(kind: String, location: String) throws -> Double? {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["--open-child", kind, location]
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The child's side: open the store and read one key, timed from before the open.
+    static func measureInThisProcess(kind: String, location: String) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        switch kind {
+        case "preferences":
+            guard let store = try? PreferencesStore(fileURL: URL(fileURLWithPath: location)) else { return .nan }
+            _ = store[PreferenceKey<String>("key1", default: "")]
+        case "defaults":
+            _ = UserDefaults(suiteName: location)?.string(forKey: "key1")
+        default:
+            guard let json = try? JSONFileContender(url: URL(fileURLWithPath: location)) else { return .nan }
+            _ = json.readString(at: 1)
+        }
+        return Double(DispatchTime.now().uptimeNanoseconds - start)
+    }
+}
+
+/// Running 100 migrations that the ledger already records, as every launch after the first does.
+struct MigrationRerunBenchmark {
+    let scratch: URL
+    let samples: Int
+
+    func run() throws -> [Result] {
+        let url = scratch.appendingPathComponent("migrations.store")
+        let store = try PreferencesStore(fileURL: url)
+        let migrations = (0..<100).map { index in
+            MigrateName(
+                from: PreferenceKey<Int>("old\(index)", default: 0), to: PreferenceKey<Int>("new\(index)", default: 0))
+        }
+        try store.runMigrations(migrations)
+        let before = try FileManager().attributesOfItem(atPath: url.path + ".log")[.size] as? Int
+        let timings = try timeEach(count: samples) { _ in
+            let applied = try store.runMigrations(migrations)
+            precondition(applied.isEmpty, "a rerun applied a migration")
+        }
+        let after = try FileManager().attributesOfItem(atPath: url.path + ".log")[.size] as? Int
+        precondition(before == after, "a rerun wrote to the log")
+        return [
+            summarise(
+                timings, workload: "rerun 100 applied migrations (no write)", n: 100,
+                contender: "Preferences file, standard")
+        ]
+    }
+}
+
+/// How large the files grow when 1,000 keys are overwritten many times, against the live data.
+struct FileSizeBenchmark {
+    let scratch: URL
+    let overwrites: Int
+
+    func run() throws -> [Result] {
+        let url = scratch.appendingPathComponent("size.store")
+        let store = try PreferencesStore(fileURL: url)
+        let keys = (0..<1_000).map { PreferenceKey<String>("key\($0)", default: "") }
+        var largest = 0
+        for round in 0..<overwrites {
+            try store.setValue(benchmarkString(round), for: keys[round % keys.count])
+            if round % 1_000 == 999 {
+                largest = max(largest, Self.size(of: url))
+            }
+        }
+        // The live data: the same 1,000 values written once, in one record of a new store.
+        let liveURL = scratch.appendingPathComponent("live.store")
+        let live = try PreferencesStore(fileURL: liveURL)
+        try live.transaction { preferences in
+            for index in 0..<keys.count {
+                preferences[keys[index]] = store[keys[index]]
+            }
+        }
+        let liveBytes = Self.size(of: liveURL)
+        return [
+            Result(
+                workload: "file size after \(overwrites) overwrites of 1,000 keys",
+                n: 1_000,
+                contender: "Preferences file, standard",
+                p50Nanoseconds: .nan,
+                p95Nanoseconds: .nan,
+                bytes: Self.size(of: url),
+                largestBytes: largest,
+                liveBytes: liveBytes
+            )
+        ]
+    }
+
+    static func size(of url: URL) -> Int {
+        ["", ".log"].reduce(0) { total, suffix in
+            total + ((try? FileManager().attributesOfItem(atPath: url.path + suffix)[.size] as? Int) ?? 0)
+        }
+    }
+}
