@@ -130,6 +130,18 @@ final class JSONFileContender: Contender {
         values[key].flatMap { try? JSONDecoder().decode(Value.self, from: $0) }
     }
 
+    /// Stores `count` values of every kind, and saves once.
+    func fill(count: Int) throws {
+        let encoder = JSONEncoder()
+        for index in 0..<count {
+            values["int\(index)"] = try encoder.encode(index)
+            values["string\(index)"] = try encoder.encode(benchmarkString(index))
+            values["pet\(index)"] = try encoder.encode(BenchmarkPet.sample(index))
+            values["theme\(index)"] = try encoder.encode(BenchmarkTheme.dark)
+        }
+        try save()
+    }
+
     func save() throws {
         try JSONEncoder().encode(values).write(to: url, options: .atomic)
     }

@@ -60,9 +60,7 @@ struct Workloads {
             }
             defaults.defaults.synchronize()
         case let json as JSONFileContender:
-            for index in 0..<n {
-                try json.write(index, at: index)
-            }
+            try json.fill(count: n)
         default:
             break
         }

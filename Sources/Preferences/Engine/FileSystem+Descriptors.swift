@@ -30,8 +30,10 @@ struct FileIdentity: Equatable {
     var inode: UInt64
 
     init(_ status: stat) {
-        device = UInt64(status.st_dev)
-        inode = UInt64(status.st_ino)
+        // Truncating: `dev_t` is a signed 32-bit integer on Apple platforms, where a device number
+        // may have its top bit set.
+        device = UInt64(truncatingIfNeeded: status.st_dev)
+        inode = UInt64(truncatingIfNeeded: status.st_ino)
     }
 }
 
