@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Preferences", targets: ["Preferences"]),
         .executable(name: "preferences-demo", targets: ["PreferencesDemo"]),
         .executable(name: "preferences-benchmarks", targets: ["PreferencesBenchmarks"]),
+        .executable(name: "prefs", targets: ["prefs"]),
     ],
     targets: [
         .target(
@@ -36,6 +37,11 @@ let package = Package(
         .target(
             name: "SwiftUIStandIn",
             path: "Tests/SwiftUIStandIn",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "prefs",
+            dependencies: ["Preferences"],
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
@@ -59,6 +65,7 @@ let package = Package(
             name: "PreferencesTests",
             dependencies: [
                 "Preferences", "PreferencesDemo", "PreferencesHarness", "PreferencesHarnessKit", "SwiftUIStandIn",
+                "prefs",
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -17,6 +17,8 @@ import PreferencesHarnessKit
 //       Sets PREFIX-0 ... PREFIX-(COUNT-1) in the harness namespace, one commit each.
 //   preferences-harness increment STORE COUNT
 //       Adds one to the harness counter COUNT times, with update.
+//   preferences-harness userdefaults SUITE
+//       Writes a few values to a UserDefaults suite, in $XDG_CONFIG_HOME on Linux.
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
@@ -78,6 +80,15 @@ do {
                 fail("cannot acknowledge migration \(index)")
             }
         }
+    case "userdefaults":
+        // Writes a suite as an app using Foundation's UserDefaults would; STORE is the suite's name.
+        guard let defaults = UserDefaults(suiteName: arguments[1]) else { fail("cannot open the suite") }
+        defaults.set(true, forKey: "largeText")
+        defaults.set(7, forKey: "launchCount")
+        defaults.set("dark", forKey: "theme")
+        defaults.set(4.5, forKey: "ratio")
+        defaults.set(["a", "b"], forKey: "recent")
+        guard defaults.synchronize() else { fail("cannot save the suite") }
     default:
         fail("unknown mode \(arguments[0])")
     }

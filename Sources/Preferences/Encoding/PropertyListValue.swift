@@ -7,14 +7,14 @@ import Foundation
 /// integer or a `Double` to whoever reads it. ``candidates(for:)`` lists what an object can mean,
 /// most natural first, and the key it is read for picks the first that its type accepts: a stored
 /// `1` becomes `true` for a `Bool` key and `1` for an `Int` key, and `4.7` fits no integer key.
-enum PropertyListValue {
+package enum PropertyListValue {
     /// The single-entry dictionaries that carry a value `UserDefaults` cannot hold with its type.
     static let urlEnvelope = "_preferences.url"
     static let dateEnvelope = "_preferences.date"
 
     /// What a property-list object can mean, most natural first; empty for an object no stored
     /// value can be made of.
-    static func candidates(for boxed: Any) -> [StoredValue] {
+    package static func candidates(for boxed: Any) -> [StoredValue] {
         // Foundation on Linux hands property-list values over as `Optional<Any>` inside `Any`.
         guard let object = unwrapped(boxed) else { return [] }
         if let number = Number(object) {
@@ -69,7 +69,7 @@ enum PropertyListValue {
     /// Natively where a property list holds the value exactly; in an envelope where it does not:
     /// URLs everywhere (Linux keeps only a URL's path), and dates on Linux (its XML property lists
     /// drop fractions of a second).
-    static func object(for value: StoredValue) -> Any {
+    package static func object(for value: StoredValue) -> Any {
         switch value {
         case .bool(let value): value
         case .signed(let value): value

@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 /// The tagged form in which every backend keeps a value.
 ///
 /// The tag is what lets a read of the wrong type be detected rather than coerced: a `String` is
 /// never read as a `Bool`, an integer never as a `Double`, an encoded struct never as an integer.
-enum StoredValue: Sendable {
+package enum StoredValue: Sendable {
     case bool(Bool)
     /// Every signed integer type, widened.
     case signed(Int64)
@@ -24,7 +24,7 @@ enum StoredValue: Sendable {
     case encoded(Data)
 
     /// What is stored, in words, for error messages.
-    var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .bool: "Bool"
         case .signed: "signed integer"
@@ -45,7 +45,7 @@ enum StoredValue: Sendable {
 extension StoredValue: Equatable {
     // Floating-point values compare by bit pattern: `-0.0` must not count as the `0.0` already
     // stored (a write would be skipped and the sign lost), and a NaN equals itself.
-    static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
+    package static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
         switch (lhs, rhs) {
         case (.bool(let a), .bool(let b)): a == b
         case (.signed(let a), .signed(let b)): a == b

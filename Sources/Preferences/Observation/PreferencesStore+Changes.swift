@@ -115,7 +115,7 @@ extension PreferencesStore {
 
     /// Adds an observer with the write lock held, so that no commit falls between `start` and the
     /// first change delivered, and watches other processes while anyone observes.
-    private func register(
+    func register(
         _ filter: ChangeHub.Filter,
         start: () -> Void = {},
         deliver: @escaping @Sendable (CommittedChange) -> Void

@@ -151,8 +151,13 @@ extension PreferencesStore {
     /// process name otherwise. To share values between an app and its extensions, open a store in
     /// the app group's container with ``init(fileURL:appNamespace:durability:ifDamaged:)`` instead.
     public static var standardFileURL: URL {
-        let identifier = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        return standardDirectory.appendingPathComponent(identifier, isDirectory: true)
+        standardFileURL(identifier: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
+    }
+
+    /// Where the standard store of the program with this bundle identifier or process name is:
+    /// how a tool finds another program's store.
+    package static func standardFileURL(identifier: String) -> URL {
+        standardDirectory.appendingPathComponent(identifier, isDirectory: true)
             .appendingPathComponent("preferences.store", isDirectory: false)
     }
 

@@ -1,0 +1,65 @@
+import Foundation
+
+// Untyped access for the package's own tools, such as `prefs`: entries as they are stored, with
+// their kind, written and read without a typed key. Not part of the public API.
+
+extension PreferencesStore {
+    /// Every entry outside the reserved namespaces, sorted by namespace and name, as stored.
+    package func storedEntries() -> [(key: StoredKey, value: StoredValue)] {
+        catchUpIfNeeded()
+        let entries = state.withLock { state in
+            state.slots.compactMap { key, slot -> (StorageKey, StoredValue)? in
+                guard !key.isReserved, let stored = slot.stored else { return nil }
+                return (key, stored)
+            }
+        }
+        return entries.sorted { $0.0 < $1.0 }.map { (storedKey(for: $0.0), $0.1) }
+    }
+
+    /// The entry stored at a key, as stored; `nil` if there is none.
+    package func storedValue(at key: StoredKey) -> StoredValue? {
+        storedValue(at: storageKey(for: key))
+    }
+
+    /// Writes entries as they are, and removes those given `nil`, in one commit: all or nothing.
+    package func writeStoredValues(_ values: [(key: StoredKey, value: StoredValue?)]) throws {
+        try writeLock.withLock {
+            try withExclusiveAccess {
+                try commit(values.map { PendingChange(key: storageKey(for: $0.key), value: $0.value, valueType: nil) })
+            }
+        }
+    }
+
+    /// Folds the log into a new snapshot now, under the exclusive lock; nothing for other stores.
+    package func compact() throws {
+        guard let engine = backend as? FileEngine else { return }
+        try writeLock.withLock {
+            try withExclusiveAccess {
+                let problems = try engine.compactNow()
+                errorChannel.report(problems)
+            }
+        }
+    }
+
+    /// Every commit that changes any key outside the reserved namespaces.
+    package func changesToEveryKey() -> AsyncStream<PreferencesChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PreferencesChange.self)
+        let observation = register(.everything) { [appNamespace] change in
+            continuation.yield(change.publicChange(appNamespace: appNamespace))
+        }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+
+    func storageKey(for key: StoredKey) -> StorageKey {
+        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
+    }
+}
+
+extension FileEngine {
+    func compactNow() throws(PreferencesError) -> [PreferencesError] {
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            try compact(&state)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Preferences
+
+extension Commands {
+    /// Writes every entry, as JSON (typed, for `import`) or as a property list (as `UserDefaults` has it).
+    mutating func export() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        let entries = store.storedEntries()
+        switch invocation.format ?? "json" {
+        case "json":
+            output.raw(Output.jsonText(entries.map(Output.entryObject)))
+        case "plist":
+            var dictionary: [String: Any] = [:]
+            for (key, value) in entries {
+                let name = key.namespace == .global ? key.name : key.description
+                dictionary[name] = PropertyListValue.object(for: value)
+            }
+            guard let data = try? PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0)
+            else {
+                throw ToolError(.storeFailed, "the entries cannot be written as a property list.")
+            }
+            output.raw(String(decoding: data, as: UTF8.self))
+        case let other:
+            throw ToolError(.usage, "unknown format '\(other)': use json or plist.")
+        }
+        return .success
+    }
+
+    /// Reads a file that `export` wrote, or a property list as `UserDefaults` writes it, and writes
+    /// every entry in one commit: all of them, or, if any does not read, none.
+    mutating func `import`() throws(ToolError) -> ExitCode {
+        let url = try invocation.storeURL()
+        let file = URL(fileURLWithPath: try operand(0, "a FILE"))
+        guard let data = try? Data(contentsOf: file) else { throw ToolError(.usage, "cannot read '\(file.path)'.") }
+        let entries = try Self.entries(in: data, file: file.path, invocation: invocation)
+        let store = try open(url)
+        try performing { try store.writeStoredValues(entries.map { ($0.key, $0.value) }) }
+        output.done("imported \(entries.count) entries from \(file.path)", ["imported": entries.count])
+        return .success
+    }
+
+    private static func entries(
+        in data: Data,
+        file: String,
+        invocation: Invocation
+    ) throws(ToolError) -> [(key: StoredKey, value: StoredValue?)] {
+        if let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
+            return try array.map { (object: [String: Any]) throws(ToolError) -> (key: StoredKey, value: StoredValue?) in
+                guard let text = object["key"] as? String, let type = object["type"] as? String,
+                    let value = object["value"]
+                else { throw ToolError(.usage, "'\(file)' has an entry without key, type and value.") }
+                return (try invocation.key(text), try ValueText.value(fromJSON: value, type: type))
+            }
+        }
+        guard let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        else {
+            throw ToolError(.usage, "'\(file)' is neither a prefs export nor a property list.")
+        }
+        return try dictionary.sorted { $0.key < $1.key }.map { (name, object) throws(ToolError) in
+            // As the UserDefaults backend names them: plain names are global, others namespace:name.
+            let key = name.contains(":") ? try invocation.key(name) : StoredKey(name, in: .global)
+            guard let value = PropertyListValue.candidates(for: object).first else {
+                throw ToolError(.usage, "'\(name)' in '\(file)' holds a \(type(of: object)), which cannot be stored.")
+            }
+            return (key, value)
+        }
+    }
+
+    /// Prints each change other processes, or this one, make, until interrupted.
+    mutating func watch() async throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        let only = try invocation.operands.first.map { (text: String) throws(ToolError) in try invocation.key(text) }
+        output.line("Watching \(store.fileURL?.path ?? ""); press Ctrl-C to stop.")
+        for await change in store.changesToEveryKey() {
+            for key in change.keys where only == nil || key == only {
+                let value = store.storedValue(at: key)
+                output.change(key: key, value: value, origin: change.origin, writeIdentifier: change.writeIdentifier)
+            }
+        }
+        return .success
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Preferences
+
+/// The commands of `prefs`, each printing its result and returning how the tool ends.
+struct Commands {
+    var invocation: Invocation
+    let output: Output
+
+    /// Opens a store that must exist, refusing to touch it if it is damaged.
+    mutating func existingStore() throws(ToolError) -> PreferencesStore {
+        let url = try invocation.storeURL()
+        let fileManager = FileManager()
+        guard fileManager.fileExists(atPath: url.path) || fileManager.fileExists(atPath: url.path + ".log") else {
+            throw ToolError(.storeFailed, "no store at '\(url.path)'.")
+        }
+        return try open(url)
+    }
+
+    /// Opens a store, creating it if need be, refusing to touch it if it is damaged.
+    func open(_ url: URL) throws(ToolError) -> PreferencesStore {
+        do {
+            return try PreferencesStore(fileURL: url, ifDamaged: .throwError)
+        } catch let error as PreferencesError where error.code == .damagedFile {
+            throw ToolError(
+                .storeFailed,
+                "\(error)\nNothing was changed. 'prefs verify' reports the damage; 'prefs repair' recovers what verifies."
+            )
+        } catch {
+            throw ToolError(.storeFailed, "\(error)")
+        }
+    }
+
+    func operand(_ index: Int, _ name: String) throws(ToolError) -> String {
+        guard index < invocation.operands.count else {
+            throw ToolError(
+                .usage, "'prefs \(invocation.command)' needs \(name). Run 'prefs \(invocation.command) --help'.")
+        }
+        return invocation.operands[index]
+    }
+
+    mutating func read() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        if let text = invocation.operands.first {
+            let key = try invocation.key(text)
+            guard let value = store.storedValue(at: key) else {
+                throw ToolError(.notFound, "no value for '\(key)'.")
+            }
+            output.entries([(key, value)], single: true)
+        } else {
+            output.entries(store.storedEntries(), single: false)
+        }
+        return .success
+    }
+
+    mutating func write() throws(ToolError) -> ExitCode {
+        let url = try invocation.storeURL()
+        let key = try invocation.key(try operand(0, "a KEY"))
+        let text = try operand(1, "a VALUE")
+        let store = try open(url)
+        let existing = store.storedValue(at: key)
+        let type = invocation.type ?? existing.map(ValueText.typeName) ?? "string"
+        let value: StoredValue
+        do throws(ToolError) {
+            value = try ValueText.parse(text, as: type)
+        } catch  where invocation.type == nil && existing != nil {
+            throw ToolError(
+                .usage,
+                "\(error.message) '\(key)' holds \(ValueText.described(type)); to store another type, give --type and --force."
+            )
+        }
+        if let existing, ValueText.typeName(of: existing) != type, !invocation.force {
+            throw ToolError(
+                .refused,
+                "'\(key)' holds \(ValueText.described(ValueText.typeName(of: existing))) (\(ValueText.text(existing))); "
+                    + "writing \(ValueText.described(type)) would change its type. Nothing was written; use --force to replace it."
+            )
+        }
+        try performing { try store.writeStoredValues([(key, value)]) }
+        output.done(
+            "\(key) = \(ValueText.text(value)) (\(type))",
+            ["key": "\(key)", "type": type, "value": ValueText.json(value)])
+        return .success
+    }
+
+    mutating func delete() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        let key = try invocation.key(try operand(0, "a KEY"))
+        guard store.storedValue(at: key) != nil else { throw ToolError(.notFound, "no value for '\(key)'.") }
+        try performing { try store.writeStoredValues([(key, nil)]) }
+        output.done("deleted \(key)", ["deleted": "\(key)"])
+        return .success
+    }
+
+    mutating func keys() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        let namespace = invocation.namespace.map(Invocation.namespace)
+        let keys = store.storedEntries().map(\.key).filter { namespace == nil || $0.namespace == namespace }
+        output.list(keys.map(\.description))
+        return .success
+    }
+
+    mutating func ledger() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        output.ledger(store.appliedMigrations)
+        return .success
+    }
+
+    mutating func compact() throws(ToolError) -> ExitCode {
+        let store = try existingStore()
+        try performing { try store.compact() }
+        output.done("compacted \(store.fileURL?.path ?? "")", ["compacted": store.fileURL?.path ?? ""])
+        return .success
+    }
+
+    mutating func verify() throws(ToolError) -> ExitCode {
+        let url = try invocation.storeURL()
+        let report: StoreVerification
+        do {
+            report = try StoreVerification.verify(fileURL: url)
+        } catch {
+            throw ToolError(.storeFailed, "\(error)")
+        }
+        guard !report.files.isEmpty else { throw ToolError(.storeFailed, "no store at '\(url.path)'.") }
+        output.verification(report)
+        return report.isDamaged ? .notFound : .success
+    }
+
+    mutating func repair() throws(ToolError) -> ExitCode {
+        let url = try invocation.storeURL()
+        let before = try? StoreVerification.verify(fileURL: url)
+        guard let before, !before.files.isEmpty else { throw ToolError(.storeFailed, "no store at '\(url.path)'.") }
+        guard before.isDamaged else {
+            output.done("nothing to repair: every record verifies", ["repaired": false])
+            return .success
+        }
+        let store: PreferencesStore
+        do {
+            store = try PreferencesStore(fileURL: url, ifDamaged: .recover)
+        } catch {
+            throw ToolError(.storeFailed, "\(error)")
+        }
+        let copies =
+            (try? FileManager().contentsOfDirectory(atPath: url.deletingLastPathComponent().path))?
+            .filter { $0.hasPrefix(url.lastPathComponent) && $0.contains(".damaged-") } ?? []
+        output.done(
+            "repaired: \(store.storedEntries().count) entries kept; the damaged files were copied to "
+                + copies.sorted().joined(separator: ", "),
+            ["repaired": true, "entries": store.storedEntries().count, "copies": copies.sorted()]
+        )
+        return .success
+    }
+}
+
+/// Runs a store operation, turning its error into one that ends `prefs` with status 3.
+func performing(_ operation: () throws -> Void) throws(ToolError) {
+    do {
+        try operation()
+    } catch {
+        throw ToolError(.storeFailed, "\(error)")
+    }
+}

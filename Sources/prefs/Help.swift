@@ -1,0 +1,83 @@
+/// The help texts of `prefs` and of each command.
+enum Help {
+    static let tool = """
+        prefs: read, write, check and repair Preferences stores.
+
+        usage: prefs COMMAND STORE [ARGUMENTS] [OPTIONS]
+
+        Commands:
+          read STORE [KEY]                   every entry (key, type, value), or one value
+          write STORE KEY VALUE [--type T]   write a value; --force to change an entry's type
+          delete STORE KEY                   remove an entry
+          keys STORE [--namespace NS]        list the stored keys
+          export STORE [--format json|plist] print every entry, for 'import' or for UserDefaults
+          import STORE FILE                  write every entry of an export or a plist, all or nothing
+          verify STORE                       check every checksum and record; exit 1 if damaged
+          repair STORE                       keep a copy of damaged files, keep what verifies
+          ledger STORE                       the migrations applied
+          compact STORE                      fold the log into a new snapshot
+          watch STORE [KEY]                  print changes as they are made, until interrupted
+
+        STORE is a store's file path, or --standard IDENTIFIER for the standard store of the program
+        with that bundle identifier or process name. KEY is namespace:name (app:theme, global:flag,
+        com.vendor.sdk:token), or a name in --namespace NS, which is 'app' unless given.
+
+        Options: --json prints JSON on every command; --help describes a command.
+
+        Exit status: 0 done (verify: whole); 1 not found (verify: damaged; read/delete: no such key);
+        2 usage error; 3 the store could not be opened, read or written; 4 refused (a write that
+        would change an entry's type, without --force).
+
+        prefs never changes a store it cannot read: a damaged store is reported, and only
+        'prefs repair' recovers it.
+        """
+
+    static let commands: [String: String] = [
+        "read": """
+        usage: prefs read STORE [KEY] [--json]
+
+        Prints every entry as key, type and value, or the value of KEY alone. Exits 1 if KEY has no value.
+        """,
+        "write": """
+        usage: prefs write STORE KEY VALUE [--type bool|int|double|string|date|data|url|json] [--force] [--json]
+
+        Writes VALUE, read as --type: the existing entry's type if none is given, or string for a new entry.
+        date is ISO 8601, data base64, json any JSON text (stored as a Codable value). Writing another type
+        over an entry is refused (exit 4) unless --force.
+        """,
+        "delete": "usage: prefs delete STORE KEY [--json]\n\nRemoves the entry. Exits 1 if there is none.",
+        "keys": "usage: prefs keys STORE [--namespace NS] [--json]\n\nLists the stored keys, or those in NS.",
+        "export": """
+        usage: prefs export STORE [--format json|plist]
+
+        Prints every entry: as JSON with types, which 'prefs import' reads back exactly, or as a property list
+        named as a UserDefaults suite names them (plain names for the global namespace).
+        """,
+        "import": """
+        usage: prefs import STORE FILE [--json]
+
+        Writes every entry of FILE, a 'prefs export' or a property list as UserDefaults writes it, in one commit:
+        if any entry does not read, none is written.
+        """,
+        "verify": """
+        usage: prefs verify STORE [--json]
+
+        Checks every checksum and record without changing anything. Exits 0 when the store is whole and 1 when
+        it is damaged, with a report of what verifies and what does not.
+        """,
+        "repair": """
+        usage: prefs repair STORE [--json]
+
+        Keeps a copy of each damaged file beside it, then writes a store of every record that verifies.
+        """,
+        "ledger":
+            "usage: prefs ledger STORE [--json]\n\nPrints the migrations applied to the store: when, which, and what they did.",
+        "compact": "usage: prefs compact STORE [--json]\n\nFolds the log into a new snapshot now.",
+        "watch": """
+        usage: prefs watch STORE [KEY] [--json]
+
+        Prints each change as it is made, by this or any other process, until interrupted. With --json,
+        one JSON object per line.
+        """,
+    ]
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Preferences
+
+/// Prints results: as readable lines, or as JSON with `--json`.
+///
+/// Every line is written at once, so that `watch` shows changes as they come even through a pipe.
+struct Output {
+    let json: Bool
+
+    func raw(_ text: String) {
+        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    func line(_ text: String) {
+        if !json {
+            raw(text)
+        }
+    }
+
+    func entries(_ entries: [(key: StoredKey, value: StoredValue)], single: Bool) {
+        if json {
+            let objects = entries.map(Self.entryObject)
+            raw(Self.jsonText(single ? objects.first ?? [:] : objects))
+        } else if single, let entry = entries.first {
+            raw(ValueText.text(entry.value))
+        } else {
+            let width = entries.map { $0.key.description.count }.max() ?? 0
+            for (key, value) in entries {
+                let type = ValueText.typeName(of: value).padding(toLength: 10, withPad: " ", startingAt: 0)
+                raw(
+                    key.description.padding(toLength: width + 2, withPad: " ", startingAt: 0) + type
+                        + ValueText.text(value))
+            }
+        }
+    }
+
+    func list(_ items: [String]) {
+        raw(json ? Self.jsonText(items) : items.joined(separator: "\n"))
+    }
+
+    func ledger(_ migrations: [AppliedMigration]) {
+        if json {
+            raw(
+                Self.jsonText(
+                    migrations.map {
+                        [
+                            "id": $0.id, "appliedAt": ValueText.dateFormatter.string(from: $0.appliedAt),
+                            "result": $0.result.description,
+                        ]
+                    }
+                )
+            )
+        } else if migrations.isEmpty {
+            raw("No migrations applied.")
+        } else {
+            for migration in migrations {
+                raw(
+                    "\(ValueText.dateFormatter.string(from: migration.appliedAt))  \(migration.id)  (\(migration.result))"
+                )
+            }
+        }
+    }
+
+    func verification(_ report: StoreVerification) {
+        if json {
+            raw(
+                Self.jsonText(
+                    [
+                        "whole": !report.isDamaged,
+                        "readableEntries": report.readableEntries,
+                        "ledgerEntries": report.ledgerEntries,
+                        "tornTailBytes": report.tornTailBytes,
+                        "files": report.files.map { ["path": $0.path, "bytes": $0.bytes] },
+                        "damage": report.damage.map { ["path": $0.path, "description": $0.description] },
+                    ] as [String: Any]
+                )
+            )
+            return
+        }
+        for file in report.files {
+            raw("\(file.path): \(file.bytes) bytes")
+        }
+        raw("\(report.readableEntries) entries and \(report.ledgerEntries) ledger entries verify.")
+        if report.tornTailBytes > 0 {
+            raw(
+                "The log ends in a torn record of \(report.tornTailBytes) bytes, left by a writer stopped mid-write; "
+                    + "its call never returned, and the next write cuts it off. That is not damage."
+            )
+        }
+        if report.isDamaged {
+            for damage in report.damage {
+                raw("DAMAGED \(damage.path): \(damage.description)")
+            }
+            raw("Run 'prefs repair' to keep a copy of the damaged files and write a store of everything that verifies.")
+        } else {
+            raw("Every checksum and record verifies.")
+        }
+    }
+
+    func change(key: StoredKey, value: StoredValue?, origin: ChangeOrigin, writeIdentifier: String?) {
+        let from: String =
+            switch origin {
+            case .thisStore: "this store"
+            case .elsewhere: "another process"
+            case .migration(let id): "migration '\(id)'"
+            }
+        if json {
+            var object: [String: Any] = ["key": key.description, "origin": from]
+            object["value"] = value.map(ValueText.json)
+            object["writeIdentifier"] = writeIdentifier
+            raw(Self.jsonText(object, pretty: false))
+        } else {
+            let text = value.map { ValueText.text($0) } ?? "(removed)"
+            raw("\(key) = \(text)  (from \(from)\(writeIdentifier.map { ", \($0)" } ?? ""))")
+        }
+    }
+
+    func done(_ message: String, _ object: [String: Any]) {
+        raw(json ? Self.jsonText(object) : message)
+    }
+
+    static func entryObject(_ entry: (key: StoredKey, value: StoredValue)) -> [String: Any] {
+        [
+            "key": entry.key.description,
+            "namespace": "\(entry.key.namespace)",
+            "name": entry.key.name,
+            "type": ValueText.typeName(of: entry.value),
+            "value": ValueText.json(entry.value),
+        ]
+    }
+
+    static func jsonText(_ object: Any, pretty: Bool = true) -> String {
+        let options: JSONSerialization.WritingOptions = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options.union(.fragmentsAllowed))
+        else {
+            return "null"
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

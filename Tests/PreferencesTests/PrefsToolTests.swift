@@ -1,0 +1,282 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Runs the built `prefs` binary as a real process.
+private func prefs(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    status: Int32, output: String, errors: String
+) {
+    let process = Process()
+    process.executableURL = ChildProcess.executable("prefs")
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+        String(decoding: errorData, as: UTF8.self)
+    )
+}
+
+struct PrefsToolTests {
+    /// A store with a few entries of different types, written through the library.
+    private func sampleStore() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 3
+        store[.title] = "Hello"
+        store[.globalFlag] = true
+        store[.pet] = Pet(name: "Rex", age: 3)
+        store[PreferenceKey<URL?>("home")] = URL(string: "https://example.com/a?b=1#c")
+        store[PreferenceKey<[String]>("recent", default: [])] = ["a", "b"]
+        return directory
+    }
+
+    @Test func readListsEveryEntryOrOneValue() throws {
+        let directory = try sampleStore()
+        let all = try prefs(["read", directory.storeURL.path])
+        #expect(all.status == 0)
+        #expect(all.output.contains("app:count"))
+        #expect(all.output.contains("int"))
+        #expect(all.output.contains("global:flag"))
+        #expect(all.output.contains("https://example.com/a?b=1#c"))
+        #expect(all.output.contains(#"{"age":3,"name":"Rex"}"#))
+        #expect(try prefs(["read", directory.storeURL.path, "app:title"]).output == "Hello\n")
+        #expect(try prefs(["read", directory.storeURL.path, "title"]).output == "Hello\n")
+        let missing = try prefs(["read", directory.storeURL.path, "app:nothing"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.contains("no value for 'app:nothing'"))
+    }
+
+    @Test func everyCommandSpeaksJSON() throws {
+        let directory = try sampleStore()
+        let read = try prefs(["read", directory.storeURL.path, "--json"])
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(read.output.utf8)) as? [[String: Any]])
+        #expect(entries.count == 6)
+        #expect(
+            entries.contains {
+                $0["key"] as? String == "app:count" && $0["value"] as? Int == 3 && $0["type"] as? String == "int"
+            })
+        let keys = try prefs(["keys", directory.storeURL.path, "--json"])
+        #expect(try JSONSerialization.jsonObject(with: Data(keys.output.utf8)) as? [String] != nil)
+        let verify = try prefs(["verify", directory.storeURL.path, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(verify.output.utf8)) as? [String: Any])
+        #expect(report["whole"] as? Bool == true)
+        let write = try prefs(["write", directory.storeURL.path, "app:n", "5", "--type", "int", "--json"])
+        #expect(try JSONSerialization.jsonObject(with: Data(write.output.utf8)) as? [String: Any] != nil)
+    }
+
+    @Test(arguments: [
+        ("bool", "yes", StoredValue.bool(true)),
+        ("int", "-42", .signed(-42)),
+        ("double", "2.5", .double(2.5)),
+        ("string", "text", .string("text")),
+        (
+            "date", "2026-11-21T09:30:00Z",
+            .date(Date(timeIntervalSince1970: 1_795_253_400).timeIntervalSinceReferenceDate)
+        ),
+        ("data", "AAEC", .data(Data([0, 1, 2]))),
+        ("url", "https://example.com/?q=1", .url("https://example.com/?q=1")),
+        ("json", #"{"age":1,"name":"A"}"#, .encoded(Data(#"{"age":1,"name":"A"}"#.utf8))),
+    ])
+    func writeStoresEachTypeAsTheLibraryReadsIt(type: String, text: String, expected: StoredValue) throws {
+        let directory = try TemporaryDirectory()
+        let result = try prefs(["write", directory.storeURL.path, "app:value", text, "--type", type])
+        #expect(result.status == 0, "\(result.errors)")
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store.storedValue(at: StoredKey("value")) == expected)
+    }
+
+    @Test func aWriteThatWouldChangeATypeIsRefusedUnlessForced() throws {
+        let directory = try sampleStore()
+        let refused = try prefs(["write", directory.storeURL.path, "app:count", "many", "--type", "string"])
+        #expect(refused.status == 4)
+        #expect(refused.errors.contains("'app:count' holds an int (3); writing a string would change its type"))
+        #expect(refused.errors.contains("--force"))
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
+
+        let guessed = try prefs(["write", directory.storeURL.path, "app:count", "many"])
+        #expect(guessed.status == 2)
+        #expect(guessed.errors.contains("'many' is not an integer"))
+
+        let forced = try prefs(["write", directory.storeURL.path, "app:count", "many", "--type", "string", "--force"])
+        #expect(forced.status == 0)
+        #expect(
+            try PreferencesStore(fileURL: directory.storeURL)[PreferenceKey<String>("count", default: "")] == "many")
+    }
+
+    @Test func badKeysValuesAndCommandsAreUsageErrors() throws {
+        let directory = try sampleStore()
+        #expect(try prefs(["write", directory.storeURL.path, "app:", "1"]).status == 2)
+        #expect(try prefs(["write", directory.storeURL.path, "app:n", "nope", "--type", "int"]).status == 2)
+        #expect(try prefs(["write", directory.storeURL.path, "app:n", "1", "--type", "float"]).status == 2)
+        #expect(try prefs(["frobnicate"]).status == 2)
+        #expect(try prefs(["read", directory.storeURL.path, "--colour"]).status == 2)
+        #expect(try prefs(["read"]).status == 2)
+        let missing = try prefs(["keys", directory.url.appendingPathComponent("absent.store").path])
+        #expect(missing.status == 3)
+        #expect(missing.errors.contains("no store at"))
+        #expect(!FileManager().fileExists(atPath: directory.url.appendingPathComponent("absent.store.lock").path))
+    }
+
+    @Test func deleteKeysAndNamespaces() throws {
+        let directory = try sampleStore()
+        #expect(try prefs(["keys", directory.storeURL.path, "--namespace", "global"]).output == "global:flag\n")
+        #expect(try prefs(["delete", directory.storeURL.path, "global:flag"]).status == 0)
+        #expect(try prefs(["delete", directory.storeURL.path, "global:flag"]).status == 1)
+        #expect(try prefs(["keys", directory.storeURL.path, "--namespace", "global"]).output == "\n")
+    }
+
+    @Test func exportAndImportRoundTripEveryType() throws {
+        let directory = try sampleStore()
+        let exported = try prefs(["export", directory.storeURL.path])
+        #expect(exported.status == 0)
+        let file = directory.url.appendingPathComponent("export.json")
+        try Data(exported.output.utf8).write(to: file)
+        let copy = directory.url.appendingPathComponent("copy.store")
+        let imported = try prefs(["import", copy.path, file.path])
+        #expect(imported.status == 0, "\(imported.errors)")
+        let original = try PreferencesStore(fileURL: directory.storeURL).storedEntries()
+        let restored = try PreferencesStore(fileURL: copy).storedEntries()
+        #expect(restored.map(\.key) == original.map(\.key))
+        for (left, right) in zip(original, restored) {
+            #expect(left.value == right.value, "\(left.key)")
+        }
+    }
+
+    @Test func anImportWithOneBadEntryWritesNothing() throws {
+        let directory = try sampleStore()
+        let file = directory.url.appendingPathComponent("bad.json")
+        try Data(#"[{"key":"app:a","type":"int","value":1},{"key":"app:b","type":"int","value":"x"}]"#.utf8).write(
+            to: file)
+        let result = try prefs(["import", directory.storeURL.path, file.path])
+        #expect(result.status == 2)
+        #expect(try PreferencesStore(fileURL: directory.storeURL).storedValue(at: StoredKey("a")) == nil)
+    }
+
+    @Test func aUserDefaultsPlistWrittenByFoundationImports() throws {
+        let directory = try TemporaryDirectory()
+        let config = directory.url.appendingPathComponent("config")
+        let suite = "com.example.legacy"
+        let writer = Process()
+        writer.executableURL = ChildProcess.executable("PreferencesHarness")
+        writer.arguments = ["userdefaults", suite]
+        writer.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": config.path]) { $1 }
+        try writer.run()
+        writer.waitUntilExit()
+        let plist = config.appendingPathComponent("\(suite).plist")
+        try #require(FileManager().fileExists(atPath: plist.path), "Foundation wrote no suite file")
+
+        let result = try prefs(["import", directory.storeURL.path, plist.path])
+        #expect(result.status == 0, "\(result.errors)")
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[PreferenceKey<Bool>("largeText", default: false, in: .global)] == true)
+        #expect(store[PreferenceKey<Int>("launchCount", default: 0, in: .global)] == 7)
+        #expect(store[PreferenceKey<String>("theme", default: "", in: .global)] == "dark")
+        #expect(store[PreferenceKey<Double>("ratio", default: 0, in: .global)] == 4.5)
+        #expect(store[PreferenceKey<[String]>("recent", default: [], in: .global)] == ["a", "b"])
+    }
+
+    @Test func verifyAndRepairADamagedStoreWhileOtherCommandsLeaveItAlone() throws {
+        let directory = try sampleStore()
+        var log = try Data(contentsOf: directory.logURL)
+        log[FileHeader.size + 20] ^= 0x10  // inside the first record; later ones still verify
+        try log.write(to: directory.logURL)
+
+        let read = try prefs(["read", directory.storeURL.path])
+        #expect(read.status == 3)
+        #expect(read.errors.contains("prefs verify"))
+        #expect(try Data(contentsOf: directory.logURL) == log, "reading changed a damaged store")
+
+        let verify = try prefs(["verify", directory.storeURL.path])
+        #expect(verify.status == 1)
+        #expect(verify.output.contains("DAMAGED"))
+        #expect(try Data(contentsOf: directory.logURL) == log, "verifying changed a damaged store")
+
+        let repair = try prefs(["repair", directory.storeURL.path])
+        #expect(repair.status == 0)
+        #expect(repair.output.contains(".damaged-"))
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.log.damaged-") })
+        #expect(try prefs(["verify", directory.storeURL.path]).status == 0)
+        #expect(try prefs(["read", directory.storeURL.path, "app:title"]).output == "Hello\n")
+        #expect(try prefs(["repair", directory.storeURL.path]).output.contains("nothing to repair"))
+    }
+
+    @Test func verifyCallsATornTailNormal() throws {
+        let directory = try sampleStore()
+        let handle = try FileHandle(forWritingTo: directory.logURL)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([9, 9, 9]))
+        try handle.close()
+        let verify = try prefs(["verify", directory.storeURL.path])
+        #expect(verify.status == 0)
+        #expect(verify.output.contains("torn record of 3 bytes"))
+    }
+
+    @Test func ledgerAndCompact() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store[PreferenceKey<Int>("old", default: 0)] = 1
+        try store.runMigrations(MigrateName(from: PreferenceKey<Int>("old", default: 0), to: PreferenceKeys.count))
+        let ledger = try prefs(["ledger", directory.storeURL.path])
+        #expect(ledger.output.contains("rename old in app to count in app  (applied)"))
+        #expect(!FileManager().fileExists(atPath: directory.storeURL.path))
+        #expect(try prefs(["compact", directory.storeURL.path]).status == 0)
+        #expect(FileManager().fileExists(atPath: directory.storeURL.path))
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 1)
+    }
+
+    @Test func watchShowsAnotherProcesssWrite() throws {
+        let directory = try sampleStore()
+        let watcher = Process()
+        watcher.executableURL = ChildProcess.executable("prefs")
+        watcher.arguments = ["watch", directory.storeURL.path]
+        let output = Pipe()
+        watcher.standardOutput = output
+        try watcher.run()
+        defer {
+            watcher.terminate()
+            watcher.waitUntilExit()
+        }
+        let lines = Locked("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            lines.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        defer { output.fileHandleForReading.readabilityHandler = nil }
+        try waitFor("Watching", in: lines)
+        #expect(try prefs(["write", directory.storeURL.path, "app:count", "8"]).status == 0)
+        try waitFor("app:count = 8  (from another process)", in: lines)
+    }
+
+    @Test func helpDescribesTheToolAndEachCommand() throws {
+        let tool = try prefs(["--help"])
+        #expect(tool.status == 0)
+        #expect(tool.output.contains("Exit status"))
+        for command in [
+            "read", "write", "delete", "keys", "export", "import", "verify", "repair", "ledger", "compact", "watch",
+        ] {
+            let help = try prefs([command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.output.contains("usage: prefs \(command)"), "\(command)")
+        }
+    }
+
+    private func waitFor(_ text: String, in lines: Locked<String>) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !lines.withLock({ $0.contains(text) }) {
+            guard Date() < deadline else {
+                Issue.record("'\(text)' did not appear in: \(lines.withLock { $0 })")
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+}
