@@ -33,9 +33,7 @@ struct OpenBenchmark {
             ("UserDefaults", "defaults", suite),
             ("hand-written JSON file", "json", jsonURL.path),
         ]
-        let bytes = ["", ".log"].reduce(0) { total, suffix in
-            total + ((try? FileManager().attributesOfItem(atPath: storeURL.path + suffix)[.size] as? Int) ?? 0)
-        }
+        let bytes = FileSizeBenchmark.size(of: storeURL)
         return try kinds.map { contender, kind, location in
             summarise(
                 try (0..<runs).compactMap { _ in try Self.measureInChild(kind: kind, location: location) },

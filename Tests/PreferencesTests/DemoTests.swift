@@ -5,29 +5,8 @@ import Testing
 
 /// Runs the built `preferences-demo` as a real process, twice, against a scratch store.
 struct DemoTests {
-    /// The demo executable, built beside this test bundle.
-    private static var demoURL: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("preferences-demo")
-    }
-
     private func runDemo(arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = Self.demoURL
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+        try ChildProcess.run("preferences-demo", arguments, environment: environment)
     }
 
     @Test func valuesPersistFromOneRunToTheNext() throws {
@@ -69,39 +48,13 @@ struct DemoTests {
     @Test func watchingShowsAnotherRunsChangesAsTheyHappen() throws {
         let directory = try TemporaryDirectory()
         let store = directory.storeURL.path
-        let watcher = Process()
-        watcher.executableURL = Self.demoURL
-        watcher.arguments = ["--watch", "--store", store]
-        let output = Pipe()
-        watcher.standardOutput = output
-        try watcher.run()
-        defer {
-            watcher.terminate()
-            watcher.waitUntilExit()
-        }
-        let lines = Locked("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            lines.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        try waitFor("Watching", in: lines)
+        let watcher = try ChildProcess.startCollectingOutput("preferences-demo", ["--watch", "--store", store])
+        watcher.waitFor("Watching")
         let (status, _, _) = try runDemo(arguments: ["--store", store])
         #expect(status == 0)
-        try waitFor("Changed: ", in: lines)
-        #expect(lines.withLock { $0 }.contains("launchCount"))
-        #expect(lines.withLock { $0 }.contains("from another process"))
-        output.fileHandleForReading.readabilityHandler = nil
-    }
-
-    private func waitFor(_ text: String, in lines: Locked<String>) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !lines.withLock({ $0.contains(text) }) {
-            guard Date() < deadline else {
-                Issue.record("'\(text)' did not appear in: \(lines.withLock { $0 })")
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        watcher.waitFor("Changed: ")
+        #expect(watcher.output.contains("launchCount"))
+        #expect(watcher.output.contains("from another process"))
     }
 
     @Test func theStandardStoreFollowsXDGConfigHome() throws {

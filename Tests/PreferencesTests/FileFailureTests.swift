@@ -174,7 +174,7 @@ struct FileFailureTests {
             .fileOperationFailed(path: "/x/preferences.store", operation: "read", errorNumber: EACCES)
         )
         let store = PreferencesStore(
-            backend: UnavailableBackend(location: "/x/preferences.store", reason: reason),
+            backend: InMemoryBackend(location: "/x/preferences.store", refusal: reason),
             entries: [:],
             appNamespace: "app",
             fileURL: URL(fileURLWithPath: "/x/preferences.store"),

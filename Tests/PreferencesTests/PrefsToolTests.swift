@@ -4,25 +4,8 @@ import Testing
 @testable import Preferences
 
 /// Runs the built `prefs` binary as a real process.
-private func prefs(_ arguments: [String], environment: [String: String] = [:]) throws -> (
-    status: Int32, output: String, errors: String
-) {
-    let process = Process()
-    process.executableURL = ChildProcess.executable("prefs")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-        String(decoding: errorData, as: UTF8.self)
-    )
+private func prefs(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    try ChildProcess.run("prefs", arguments)
 }
 
 struct PrefsToolTests {
@@ -235,25 +218,10 @@ struct PrefsToolTests {
 
     @Test func watchShowsAnotherProcesssWrite() throws {
         let directory = try sampleStore()
-        let watcher = Process()
-        watcher.executableURL = ChildProcess.executable("prefs")
-        watcher.arguments = ["watch", directory.storeURL.path]
-        let output = Pipe()
-        watcher.standardOutput = output
-        try watcher.run()
-        defer {
-            watcher.terminate()
-            watcher.waitUntilExit()
-        }
-        let lines = Locked("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            lines.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        defer { output.fileHandleForReading.readabilityHandler = nil }
-        try waitFor("Watching", in: lines)
+        let watcher = try ChildProcess.startCollectingOutput("prefs", ["watch", directory.storeURL.path])
+        watcher.waitFor("Watching")
         #expect(try prefs(["write", directory.storeURL.path, "app:count", "8"]).status == 0)
-        try waitFor("app:count = 8  (from another process)", in: lines)
+        watcher.waitFor("app:count = 8  (from another process)")
     }
 
     @Test func helpDescribesTheToolAndEachCommand() throws {
@@ -269,14 +237,4 @@ struct PrefsToolTests {
         }
     }
 
-    private func waitFor(_ text: String, in lines: Locked<String>) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !lines.withLock({ $0.contains(text) }) {
-            guard Date() < deadline else {
-                Issue.record("'\(text)' did not appear in: \(lines.withLock { $0 })")
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
 }

@@ -1,6 +1,10 @@
-/// The backend of an in-memory store, for tests and previews: nothing outlives the store.
+/// The backend of a store that keeps its values in memory only: for tests and previews, and for a
+/// store whose file could not be opened, which refuses every write with the reason.
 struct InMemoryBackend: PreferencesBackend {
-    var location: String { "memory" }
+    var location = "memory"
+    /// Why writes are refused, for a store whose file could not be opened.
+    var refusal: PreferencesError?
+
     var hasOtherWriters: Bool { false }
     var commitCount: UInt64 { 0 }
 
@@ -13,29 +17,10 @@ struct InMemoryBackend: PreferencesBackend {
     }
 
     func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
-        BackendUpdate(commitCount: 0)  // The store's own memory is the only copy.
-    }
-
-    func flush() throws(PreferencesError) {}
-}
-
-/// The backend of a store whose file could not be opened: every write fails with the reason.
-struct UnavailableBackend: PreferencesBackend {
-    let location: String
-    let reason: PreferencesError
-    var hasOtherWriters: Bool { false }
-    var commitCount: UInt64 { 0 }
-
-    func catchUp() throws(PreferencesError) -> BackendUpdate {
-        BackendUpdate(commitCount: 0)
-    }
-
-    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result {
-        try body(BackendUpdate(commitCount: 0))
-    }
-
-    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
-        throw PreferencesError(.storeUnavailable(path: location, reason: reason.description))
+        if let refusal {
+            throw PreferencesError(.storeUnavailable(path: location, reason: refusal.description))
+        }
+        return BackendUpdate(commitCount: 0)  // The store's own memory is the only copy.
     }
 
     func flush() throws(PreferencesError) {}

@@ -134,7 +134,7 @@ extension PreferencesStore {
             return try PreferencesStore(fileURL: url, fileSystem: FileSystem())
         } catch {
             return PreferencesStore(
-                backend: UnavailableBackend(location: url.path, reason: error),
+                backend: InMemoryBackend(location: url.path, refusal: error),
                 entries: [:],
                 appNamespace: defaultAppNamespace,
                 fileURL: url,

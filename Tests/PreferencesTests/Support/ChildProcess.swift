@@ -1,4 +1,7 @@
 import Foundation
+import Testing
+
+@testable import Preferences
 
 #if canImport(Glibc)
     import Glibc
@@ -33,9 +36,81 @@ struct ChildProcess {
         return (process.terminationStatus, String(decoding: errors, as: UTF8.self))
     }
 
+    /// Runs `name` to its end; its exit status, standard output and standard error.
+    static func run(
+        _ name: String,
+        _ arguments: [String],
+        environment: [String: String] = [:]
+    ) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = executable(name)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    /// Starts `name` and collects what it prints, as it prints it.
+    ///
+    /// For a process that runs until stopped, such as a watch; it is terminated when the returned
+    /// value is released.
+    static func startCollectingOutput(_ name: String, _ arguments: [String]) throws -> RunningProcess {
+        try RunningProcess(executable(name), arguments)
+    }
+
     /// Sends `SIGKILL`: no handler, no cleanup, as when the system ends a process.
     func killAbruptly() {
         _ = kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+}
+
+/// A process that runs until stopped, with what it has printed so far.
+final class RunningProcess {
+    private let process = Process()
+    private let pipe = Pipe()
+    private let printed = Locked("")
+
+    init(_ executable: URL, _ arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = pipe
+        pipe.fileHandleForReading.readabilityHandler = { [printed] handle in
+            let data = handle.availableData
+            printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+    }
+
+    deinit {
+        pipe.fileHandleForReading.readabilityHandler = nil
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    var output: String {
+        printed.withLock { $0 }
+    }
+
+    /// Waits up to ten seconds for `text` to appear in the output, and records an issue if it does not.
+    func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date().addingTimeInterval(10)
+        while !output.contains(text) {
+            guard Date() < deadline else {
+                Issue.record("'\(text)' did not appear in: \(output)", sourceLocation: sourceLocation)
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 }
