@@ -45,7 +45,8 @@ public struct ImportFromUserDefaults: PreferencesMigration {
     /// One key to import: where its value is in the source, and the typed key it goes to.
     public struct Key: Sendable {
         let sourceName: String
-        let target: String
+        /// The namespace and name the value goes to.
+        let target: StoredKey
         let read: @Sendable (Any) -> Reading
 
         enum Reading {
@@ -61,30 +62,14 @@ public struct ImportFromUserDefaults: PreferencesMigration {
         /// - Returns: The key to import.
         public static func key<Value>(_ key: PreferenceKey<Value>, from sourceName: String? = nil) -> Key {
             let codec = key.codec
-            return Key(sourceName: sourceName ?? key.name, target: key.description) { object in
+            return Key(sourceName: sourceName ?? key.name, target: StoredKey(key.name, in: key.namespace)) { object in
                 let candidates = PropertyListValue.candidates(for: object)
                 for candidate in candidates where (try? codec.decode(candidate)) != nil {
                     return .value(candidate)
                 }
                 let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
                 return .mismatch("a \(stored) is stored, but the key's type is \(typeName(Value.self))")
-            } storageKey: { store in
-                store.storageKey(for: key)
             }
-        }
-
-        let storageKey: @Sendable (PreferencesStore) -> StorageKey
-
-        private init(
-            sourceName: String,
-            target: String,
-            read: @escaping @Sendable (Any) -> Reading,
-            storageKey: @escaping @Sendable (PreferencesStore) -> StorageKey
-        ) {
-            self.sourceName = sourceName
-            self.target = target
-            self.read = read
-            self.storageKey = storageKey
         }
     }
 
@@ -135,7 +120,7 @@ public struct ImportFromUserDefaults: PreferencesMigration {
         var skipped: [String] = []
         for key in keys {
             guard let object = values[key.sourceName] else { continue }
-            let place = preferences.storageKey(key.storageKey)
+            let place = preferences.storageKey(for: key.target)
             guard preferences.storedValue(at: place) == nil else {
                 skipped.append("'\(key.sourceName)': the store already holds a newer value")
                 continue

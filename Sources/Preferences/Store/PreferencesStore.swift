@@ -120,6 +120,10 @@ public final class PreferencesStore: Sendable {
         )
     }
 
+    func storageKey(for key: StoredKey) -> StorageKey {
+        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
+    }
+
     func storedKey(for key: StorageKey) -> StoredKey {
         StoredKey(key.name, in: PreferenceNamespace(stored: key.namespace, appNamespace: appNamespace))
     }

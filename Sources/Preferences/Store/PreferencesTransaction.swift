@@ -110,8 +110,8 @@ public struct PreferencesTransaction: ~Copyable {
         store.storedKey(for: key)
     }
 
-    func storageKey(_ resolve: (PreferencesStore) -> StorageKey) -> StorageKey {
-        resolve(store)
+    func storageKey(for key: StoredKey) -> StorageKey {
+        store.storageKey(for: key)
     }
 
     /// Reports a problem that does not stop the transaction, through the store's error channel.

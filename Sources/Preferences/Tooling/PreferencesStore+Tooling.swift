@@ -50,10 +50,6 @@ extension PreferencesStore {
         continuation.onTermination = { _ in observation.cancel() }
         return stream
     }
-
-    func storageKey(for key: StoredKey) -> StorageKey {
-        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
-    }
 }
 
 extension FileEngine {
