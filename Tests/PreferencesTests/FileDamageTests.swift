@@ -19,6 +19,12 @@ struct FileDamageTests {
         return (SnapshotFile.encode(entries, generation: 3), entries)
     }
 
+    /// Writes a snapshot and, as every compaction does, an empty log of its generation beside it.
+    private static func writeStore(snapshot: [UInt8], in directory: TemporaryDirectory) throws {
+        try Data(snapshot).write(to: directory.storeURL)
+        try Data(LogFile.header(generation: 3)).write(to: directory.logURL)
+    }
+
     @Test func anIntactFileReadsBackExactly() throws {
         let (bytes, entries) = Self.sampleFile()
         let contents = try SnapshotFile.decode(bytes)
@@ -91,7 +97,7 @@ struct FileDamageTests {
         let (bytes, entries) = Self.sampleFile()
         var damaged = bytes
         damaged[damaged.count - 3] ^= 0xFF  // inside the last record
-        try Data(damaged).write(to: directory.storeURL)
+        try Self.writeStore(snapshot: damaged, in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
         let reported = store.errorChannel.takeBacklog()
@@ -130,12 +136,12 @@ struct FileDamageTests {
     @Test func throwErrorLeavesADamagedFileExactlyAsItIs() throws {
         let directory = try TemporaryDirectory()
         let damaged = Array(Self.sampleFile().bytes.dropLast(5))
-        try Data(damaged).write(to: directory.storeURL)
+        try Self.writeStore(snapshot: damaged, in: directory)
         let error = #expect(throws: PreferencesError.self) {
             try PreferencesStore(fileURL: directory.storeURL, ifDamaged: .throwError)
         }
         #expect(error?.code == .damagedFile)
-        #expect(try directory.fileNames() == ["preferences.store", "preferences.store.lock"])
+        #expect(try directory.fileNames() == ["preferences.store", "preferences.store.lock", "preferences.store.log"])
         #expect(Array(try Data(contentsOf: directory.storeURL)) == damaged)
     }
 
@@ -159,15 +165,15 @@ struct FileDamageTests {
     @Test func aDamagedFileThatCannotBeCopiedIsLeftAloneAndWritesAreRefused() throws {
         let directory = try TemporaryDirectory()
         let damaged = Array(Self.sampleFile().bytes.dropLast(5))
-        try Data(damaged).write(to: directory.storeURL)
+        try Self.writeStore(snapshot: damaged, in: directory)
         let log = FileOperationLog()
         log.fail(.write, with: ENOSPC, where: { $0.contains(".damaged-") })
         let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile, .fileOperationFailed])
-        #expect(reported.first?.description.contains("no copy could be kept") == true)
+        #expect(reported.first?.description.contains("no copy was kept") == true)
         #expect(
-            try directory.fileNames() == ["preferences.store", "preferences.store.lock"],
+            try directory.fileNames() == ["preferences.store", "preferences.store.lock", "preferences.store.log"],
             "a partial copy was left behind"
         )
         #expect(store[PreferenceKey<Bool>("flag", default: false)] == true)

@@ -27,14 +27,23 @@ struct LogEngineTests {
         return ends
     }
 
-    @Test func aTornFinalRecordIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {
+    /// The frame of a commit of `k<slot> = value`, numbered `sequence`, as a writer appends it.
+    private func frame(slot: Int, value: Int, sequence: UInt64) -> [UInt8] {
+        var writer = ByteWriter()
+        let change = EntryChange(key: StorageKey(namespace: "app", name: "k\(slot)"), value: .signed(Int64(value)))
+        RecordFrame.append(Record(changes: [change], sequence: sequence), to: &writer)
+        return writer.bytes
+    }
+
+    @Test func aRecordCutShortByAKilledWriterIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {
         let directory = try storeWithLog(commits: 3)
+        // What a writer killed in the middle of its append leaves: the start of an unacknowledged record.
         var bytes = try Data(contentsOf: directory.logURL)
-        bytes.removeLast(4)
+        bytes.append(contentsOf: frame(slot: 2, value: 99, sequence: 4).dropLast(4))
         try bytes.write(to: directory.logURL)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
-        #expect(store[PreferenceKey<Int>("k2", default: -1)] == -1)
+        #expect(store[PreferenceKey<Int>("k2", default: -1)] == 2)
         #expect(store[PreferenceKey<Int>("k1", default: -1)] == 1)
         #expect(store.errorChannel.takeBacklog().isEmpty)
         #expect(!(try directory.fileNames().contains { $0.contains(".damaged-") }))

@@ -2,18 +2,45 @@
 #define C_PREFERENCES_ATOMICS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-// Atomic operations on a 64-bit counter in memory shared between processes (a mapped file).
+// Atomic operations on 64-bit words in memory shared between processes (a mapped file).
 // Swift's `Atomic` lives only in a Swift variable and cannot address shared memory.
 
 static inline uint64_t preferences_atomic_load(const void *address) {
     return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_acquire);
 }
 
+static inline void preferences_atomic_store(void *address, uint64_t value) {
+    atomic_store_explicit((_Atomic uint64_t *)address, value, memory_order_release);
+}
+
 /// Adds one and returns the new value.
 static inline uint64_t preferences_atomic_increment(void *address) {
     return atomic_fetch_add_explicit((_Atomic uint64_t *)address, 1, memory_order_acq_rel) + 1;
 }
+
+// A guard for pages mapped from files that another program may shorten.
+//
+// Touching a mapped page past the end of its file raises SIGBUS, which would kill the process. A
+// guarded page is instead replaced, inside the signal handler, by a private page of zeros, the
+// access completes, and the guard is marked lost, so that the owner maps the file again before it
+// trusts the page. Faults anywhere else go to the handler installed before, or kill the process
+// as they would have.
+
+/// Guards `length` bytes at `address` (page-aligned, whole pages). Returns a slot for the other
+/// calls, or -1 when the signal handler could not be installed or every slot is taken.
+int preferences_guard_register(void *address, size_t length);
+
+/// Stops guarding the pages of `slot`; call it before unmapping them.
+void preferences_guard_unregister(int slot);
+
+/// Whether the pages of `slot` were replaced by zeros since the last call; clears the mark.
+bool preferences_guard_take_lost(int slot);
+
+/// Whether the pages of `slot` were replaced by zeros; does not clear the mark.
+bool preferences_guard_is_lost(int slot);
 
 #endif

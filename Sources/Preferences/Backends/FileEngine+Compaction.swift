@@ -7,6 +7,48 @@
 #endif
 
 extension FileEngine {
+    /// Whether the log has outgrown the snapshot, and no failed compaction asks to wait.
+    func shouldCompact(_ state: State) -> Bool {
+        guard state.logValidEnd - FileHeader.size > max(state.snapshotSize, compactionMinimumBytes) else {
+            return false
+        }
+        guard let failure = state.compactionFailure else { return true }
+        return state.logValidEnd >= failure.retryAtLogSize || ContinuousClock.now >= failure.retryAfter
+    }
+
+    /// Compacts after a commit, which stands in the log whatever happens here.
+    ///
+    /// A compaction that cannot succeed (a full disk, a read-only folder) must not be retried, and
+    /// reported, on every write: it is reported once per cause, and retried once the log has
+    /// doubled or a minute has passed, when there is more to gain or the cause may have gone.
+    ///
+    /// - Returns: Problems to report.
+    func compactOrBackOff(_ state: inout State) -> [PreferencesError] {
+        do throws(PreferencesError) {
+            let problems = try compact(&state)
+            state.compactionFailure = nil
+            return problems
+        } catch {
+            let cause = Self.cause(of: error)
+            let isNew = state.compactionFailure?.cause != cause
+            state.compactionFailure = CompactionFailure(
+                cause: cause,
+                retryAtLogSize: 2 * state.logValidEnd,
+                retryAfter: .now + .seconds(60)
+            )
+            return isNew ? [error] : []
+        }
+    }
+
+    /// What makes two failures the same: the operation and the system's error, not the temporary
+    /// file's name, which is new every time.
+    private static func cause(of error: PreferencesError) -> String {
+        if case .fileOperationFailed(_, let operation, let errorNumber) = error.detail {
+            return "\(operation): \(errorNumber)"
+        }
+        return error.description
+    }
+
     /// Folds the log into a new snapshot of the next generation, then starts a new log.
     ///
     /// A crash before the snapshot's rename leaves the old snapshot and log; after it, the new
@@ -19,14 +61,18 @@ extension FileEngine {
         let generation = state.generation + 1
         let bytes = SnapshotFile.encode(state.entries, generation: generation)
         var problems: [PreferencesError] = []
-        if let warning = try fileSystem.replaceFile(at: location, with: bytes) {
+        if let warning = try fileSystem.replaceFile(at: location, with: bytes, ownedLike: logPath) {
             problems.append(warning)
         }
         state.generation = generation
         state.snapshotSize = bytes.count
         state.log = nil
         // Others must reload now, even if no new log can be started: theirs is stale.
-        defer { state.seenCount = lockFile.countCommit() }
+        defer {
+            state.seenCount = lockFile.publish(
+                LockFile.Acknowledged(generation: generation, sequence: 0, committedEnd: FileHeader.size)
+            )
+        }
         problems += try ensureLog(&state)
         return problems
     }
@@ -35,7 +81,8 @@ extension FileEngine {
     func ensureLog(_ state: inout State) throws(PreferencesError) -> [PreferencesError] {
         guard state.log == nil else { return [] }
         var problems: [PreferencesError] = []
-        if let warning = try fileSystem.replaceFile(at: logPath, with: LogFile.header(generation: state.generation)) {
+        let header = LogFile.header(generation: state.generation)
+        if let warning = try fileSystem.replaceFile(at: logPath, with: header, ownedLike: location) {
             problems.append(warning)
         }
         guard let log = try fileSystem.openExisting(at: logPath, readOnly: false) else {
@@ -43,6 +90,7 @@ extension FileEngine {
         }
         state.log = log
         state.logValidEnd = FileHeader.size
+        state.lastSequence = 0
         return problems
     }
 }

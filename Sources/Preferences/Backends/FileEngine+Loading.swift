@@ -3,7 +3,8 @@ import Foundation
 /// A file that did not verify, with the bytes it held, for the copy kept beside it.
 struct DamagedFile {
     var path: String
-    var bytes: [UInt8]
+    /// What the file held; `nil` when there is no file to copy, as for a missing log.
+    var bytes: [UInt8]?
     var damage: DamageReport
 }
 
@@ -21,8 +22,13 @@ extension FileEngine {
         var generation: UInt64 = 0
         var log: OpenFile?
         var logValidEnd = 0
+        var lastSequence: UInt64 = 0
+        /// How many bytes a write cut short left after the log's last record.
+        var tornBytes = 0
         var snapshotSize = 0
         var damaged: [DamagedFile] = []
+        /// Why writes must be refused, when a file can be read but not written.
+        var refusal: String?
     }
 
     static func open(
@@ -31,12 +37,14 @@ extension FileEngine {
         fileSystem: FileSystem,
         compactionMinimumBytes: Int
     ) throws(PreferencesError) -> Opened {
+        // Resolved once, so that the log and lock live beside the real file, not beside a link to it.
+        let path = fileSystem.resolvingLinks(path)
         var problems: [PreferencesError] = []
         var lockFile: LockFile?
         var refusal: String?
         do throws(PreferencesError) {
             try fileSystem.createDirectory(at: (path as NSString).deletingLastPathComponent)
-            lockFile = try LockFile(path: path + ".lock", fileSystem: fileSystem)
+            lockFile = try LockFile(path: path + ".lock", fileSystem: fileSystem, ownedLike: [path, path + ".log"])
         } catch {
             // The values can still be read, but not written without the lock.
             refusal = "its lock file could not be opened, so it is read-only (\(error))"
@@ -56,13 +64,16 @@ extension FileEngine {
             fileSystem.removeTemporaryFiles(of: engine.logPath)
         }
         let entries = try engine.state.withLock { (state: inout State) throws(PreferencesError) in
-            let loaded = try engine.load(readOnly: lockFile == nil)
+            let loaded = try engine.load(readOnly: lockFile == nil, acknowledged: lockFile?.acknowledged)
             if handling == .throwError, let first = loaded.damaged.first {
                 throw PreferencesError(.damagedFile(path: first.path, damage: first.damage))
             }
             state.install(loaded)
             state.seenCount = lockFile?.commitCount ?? 0
-            if lockFile == nil {
+            if let reason = loaded.refusal, state.refusal == nil {
+                state.refusal = reason
+            }
+            if lockFile == nil || loaded.refusal != nil {
                 problems += loaded.damaged.map { PreferencesError(.damagedFile(path: $0.path, damage: $0.damage)) }
             } else if !loaded.damaged.isEmpty {
                 problems += engine.repair(&state, loaded.damaged)
@@ -73,7 +84,12 @@ extension FileEngine {
     }
 
     /// Reads the snapshot and the log that goes with it.
-    func load(readOnly: Bool) throws(PreferencesError) -> Loaded {
+    ///
+    /// - Parameters:
+    ///   - readOnly: Whether to open the log for reading only.
+    ///   - acknowledged: The last commit the lock page records, to tell a complete log from one
+    ///     that lost commits, and a write in progress from damage.
+    func load(readOnly: Bool, acknowledged: LockFile.Acknowledged?) throws(PreferencesError) -> Loaded {
         var loaded = Loaded()
         if let bytes = try fileSystem.readFile(at: location) {
             let snapshot: SnapshotFile.Contents
@@ -89,43 +105,106 @@ extension FileEngine {
                 loaded.damaged.append(DamagedFile(path: location, bytes: bytes, damage: damage))
             }
         }
-        guard let log = try fileSystem.openExisting(at: logPath, readOnly: readOnly) else { return loaded }
+        let log: OpenFile?
+        (log, loaded.refusal) = try openLog(readOnly: readOnly)
+        guard let log else {
+            // Every compaction writes a snapshot of generation 1 or more and starts a log beside it:
+            // without one, the commits made since are gone, unless the lock page shows there were none.
+            let nothingCommitted = acknowledged.map { $0.generation == loaded.generation && $0.sequence == 0 } ?? false
+            if loaded.generation > 0 && !nothingCommitted {
+                let damage = DamageReport(
+                    recoveredRecords: loaded.entries.count,
+                    damagedRanges: [],
+                    reason: "the log beside the snapshot is missing, so the commits made after the snapshot "
+                        + "was written are lost",
+                    copyPath: nil
+                )
+                loaded.damaged.append(DamagedFile(path: logPath, bytes: nil, damage: damage))
+            }
+            return loaded
+        }
         let bytes = try fileSystem.contents(of: log, from: 0)
         let replay: LogFile.Replay
         do throws(UnsupportedVersion) {
-            replay = try LogFile.replay(bytes)
+            replay = try LogFile.replay(bytes, acknowledged: acknowledged)
         } catch {
             throw unsupported(logPath, error)
         }
-        if let damage = replay.damage {
-            loaded.damaged.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
-        }
-        if !replay.headerIsValid || replay.generation == loaded.generation {
+        if !replay.headerIsValid || replay.generation >= loaded.generation {
             for record in replay.records {
                 record.apply(to: &loaded.entries)
             }
             if replay.headerIsValid {
                 loaded.log = log
                 loaded.logValidEnd = replay.validEnd
+                loaded.lastSequence = replay.lastSequence
+                loaded.tornBytes = replay.tornBytes
             }
-        } else if replay.generation > loaded.generation {
+        }
+        var damage = replay.damage
+        if replay.headerIsValid && replay.generation > loaded.generation {
             // The log continues a snapshot newer than the one here: the snapshot was lost or
             // replaced by an older copy. Its records are still the newest values there are.
-            for record in replay.records {
-                record.apply(to: &loaded.entries)
-            }
-            let damage = DamageReport(
-                recoveredRecords: replay.records.count,
-                damagedRanges: [],
-                reason: "the log continues snapshot generation \(replay.generation), "
+            damage.add(
+                "the log continues snapshot generation \(replay.generation), "
                     + "but the snapshot is generation \(loaded.generation)",
-                copyPath: nil
+                recovered: replay.records.count
             )
-            loaded.damaged.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
+        }
+        if replay.headerIsValid && replay.generation >= loaded.generation {
+            for reason in Self.missingCommits(replay, acknowledged: acknowledged) {
+                damage.add(reason, recovered: replay.records.count)
+            }
         }
         // A log older than the snapshot was left by a crash during compaction; the snapshot holds
         // all of it, and the next commit replaces it.
+        if let damage {
+            loaded.damaged.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
+        }
         return loaded
+    }
+
+    /// Opens the log for reading and, unless `readOnly`, writing.
+    ///
+    /// A log that can be read but not written opens read-only, as a read-only lock file does: the
+    /// values can be read, and writes are refused with the reason.
+    private func openLog(readOnly: Bool) throws(PreferencesError) -> (OpenFile?, refusal: String?) {
+        if readOnly {
+            return (try fileSystem.openExisting(at: logPath, readOnly: true), nil)
+        }
+        do throws(PreferencesError) {
+            return (try fileSystem.openExisting(at: logPath, readOnly: false), nil)
+        } catch where error.isPermissionDenied {
+            let log = try fileSystem.openExisting(at: logPath, readOnly: true)
+            return (log, "its log can be read but not written, so it is read-only (\(error))")
+        }
+    }
+
+    /// Why commits that were acknowledged are not in a log: numbers missing between its records,
+    /// or a log that ends before the last commit the lock page acknowledged for it.
+    static func missingCommits(_ replay: LogFile.Replay, acknowledged: LockFile.Acknowledged?) -> [String] {
+        var reasons = replay.missingSequences.map {
+            $0.count == 1
+                ? "commit \($0.lowerBound) is missing from the log"
+                : "commits \($0.lowerBound) to \($0.upperBound) are missing from the log"
+        }
+        guard let acknowledged else { return reasons }
+        if acknowledged.generation == replay.generation && replay.lastSequence < acknowledged.sequence {
+            let count = acknowledged.sequence - replay.lastSequence
+            reasons.append(
+                "the log ends at commit \(replay.lastSequence), but commits up to \(acknowledged.sequence) were "
+                    + "acknowledged: the last \(count == 1 ? "commit is" : "\(count) commits are") missing "
+                    + "(the log was cut short or replaced by an older copy, or, in standard durability, "
+                    + "the system lost power before writing it to disk)"
+            )
+        } else if acknowledged.generation > replay.generation {
+            reasons.append(
+                "the log is of generation \(replay.generation), but generation \(acknowledged.generation) "
+                    + "was already in use: the files were replaced by older copies, and the commits made "
+                    + "since are missing"
+            )
+        }
+        return reasons
     }
 
     /// Brings `state` up to date with commits made elsewhere.
@@ -136,25 +215,39 @@ extension FileEngine {
         let count = lockFile.commitCount
         var update = BackendUpdate(commitCount: count)
         if count != state.seenCount {
+            let acknowledged = lockFile.acknowledged
             if let log = state.log, fileSystem.identity(at: logPath) == log.identity {
                 // The same log: replay what others appended to it.
-                let tail = try fileSystem.contents(of: log, from: state.logValidEnd)
-                let replay = LogFile.records(in: tail, from: 0)
+                let base = state.logValidEnd
+                let tail = try fileSystem.contents(of: log, from: base)
+                var replay = LogFile.records(
+                    in: tail,
+                    from: 0,
+                    after: state.lastSequence,
+                    committedEnd: acknowledged.flatMap { $0.generation == state.generation ? $0.committedEnd - base : nil }
+                )
+                replay.generation = state.generation
                 for record in replay.records {
                     record.apply(to: &state.entries)
                 }
                 update.records = replay.records
-                if var damage = replay.damage {
-                    damage.damagedRanges = damage.damagedRanges.map {
-                        ($0.lowerBound + state.logValidEnd)..<($0.upperBound + state.logValidEnd)
-                    }
+                var damage = replay.damage.map { damage in
+                    var damage = damage
+                    damage.damagedRanges = damage.damagedRanges.map { ($0.lowerBound + base)..<($0.upperBound + base) }
+                    return damage
+                }
+                for reason in Self.missingCommits(replay, acknowledged: acknowledged) {
+                    damage.add(reason, recovered: replay.records.count)
+                }
+                if let damage {
                     let bytes = try fileSystem.contents(of: log, from: 0)
                     state.pendingRepair.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
                 }
                 state.logValidEnd += replay.validEnd
+                state.lastSequence = replay.lastSequence
             } else {
                 // Another process compacted, or started the first log: read everything again.
-                let loaded = try load(readOnly: false)
+                let loaded = try load(readOnly: false, acknowledged: acknowledged)
                 update.records = [Record(changes: Self.differences(from: state.entries, to: loaded.entries))]
                 state.install(loaded)
                 state.pendingRepair += loaded.damaged
@@ -183,7 +276,9 @@ extension FileEngine {
         for file in damaged {
             var damage = file.damage
             do throws(PreferencesError) {
-                damage.copyPath = try keepCopy(of: file.bytes, beside: file.path)
+                if let bytes = file.bytes {
+                    damage.copyPath = try keepCopy(of: bytes, beside: file.path)
+                }
                 problems.append(PreferencesError(.damagedFile(path: file.path, damage: damage)))
             } catch {
                 state.refusal = "its file '\(file.path)' is damaged and no copy of it could be kept (\(error))"
@@ -209,7 +304,7 @@ extension FileEngine {
             candidate = "\(path).damaged-\(stamp)-\(suffix)"
             suffix += 1
         }
-        try fileSystem.createFile(at: candidate, with: bytes)
+        try fileSystem.createFile(at: candidate, with: bytes, ownedLike: path)
         return candidate
     }
 
@@ -241,6 +336,19 @@ extension FileEngine.State {
         generation = loaded.generation
         log = loaded.log
         logValidEnd = loaded.logValidEnd
+        lastSequence = loaded.lastSequence
         snapshotSize = loaded.snapshotSize
+    }
+}
+
+extension DamageReport? {
+    /// Adds a reason to the report, starting one if there is none.
+    mutating func add(_ reason: String, recovered: Int) {
+        if var report = self {
+            report.reason += "; " + reason
+            self = report
+        } else {
+            self = DamageReport(recoveredRecords: recovered, damagedRanges: [], reason: reason, copyPath: nil)
+        }
     }
 }

@@ -2,9 +2,11 @@
 ///
 /// For a store at `P`: the snapshot is `P`, the log `P.log`, the lock `P.lock`.
 ///
-/// - Each commit is one framed record appended to the log with one `pwrite(2)`, under an
+/// - Each commit is one framed, numbered record appended to the log with one `pwrite(2)`, under an
 ///   exclusive `flock`, so it survives the process being killed the moment the call returns; in
-///   synchronous durability it is also `fdatasync`ed, and survives power loss.
+///   synchronous durability it is also `fdatasync`ed, and survives power loss. The lock page then
+///   records it as acknowledged: its generation, number and end. That is what marks a commit done,
+///   and what tells a write cut short from damage, and a complete log from one missing commits.
 /// - When the log outgrows the snapshot, compaction writes a new snapshot of the next
 ///   generation (temporary file, sync, rename, directory sync), then starts a new log of that
 ///   generation. A log older than the snapshot is one a crash left between those two steps, and
@@ -29,6 +31,8 @@ final class FileEngine: PreferencesBackend {
         var log: OpenFile?
         /// Where the last record that verifies ends: where the next append belongs.
         var logValidEnd = 0
+        /// The number of the log's last commit.
+        var lastSequence: UInt64 = 0
         var snapshotSize = 0
         /// The shared commit count as of the last catch-up or commit.
         var seenCount: UInt64 = 0
@@ -37,6 +41,16 @@ final class FileEngine: PreferencesBackend {
         /// Damage found while catching up under a shared lock, to repair under the exclusive one.
         var pendingRepair: [DamagedFile] = []
         var exclusiveDepth = 0
+        /// Why the last compaction failed, when it did, and when to try again.
+        var compactionFailure: CompactionFailure?
+    }
+
+    /// A compaction that failed: reported once per cause, and retried only once the log has doubled
+    /// or a minute has passed, not on every write.
+    struct CompactionFailure {
+        var cause: String
+        var retryAtLogSize: Int
+        var retryAfter: ContinuousClock.Instant
     }
 
     init(path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?) {
@@ -98,7 +112,8 @@ final class FileEngine: PreferencesBackend {
     }
 
     func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
-        try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
+        var record = record
+        return try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
             guard let lockFile, state.refusal == nil else {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
             }
@@ -109,6 +124,7 @@ final class FileEngine: PreferencesBackend {
             if try fileSystem.size(of: log) != state.logValidEnd {
                 try fileSystem.truncate(log, to: state.logValidEnd)
             }
+            record.sequence = state.lastSequence + 1
             var writer = ByteWriter(capacity: 64)
             RecordFrame.append(record, to: &writer)
             do throws(PreferencesError) {
@@ -124,15 +140,17 @@ final class FileEngine: PreferencesBackend {
                 throw error
             }
             state.logValidEnd += writer.bytes.count
+            state.lastSequence += 1
             record.apply(to: &state.entries)
-            state.seenCount = lockFile.countCommit()
-            if state.logValidEnd - FileHeader.size > max(state.snapshotSize, compactionMinimumBytes) {
-                do throws(PreferencesError) {
-                    problems += try compact(&state)
-                } catch {
-                    // The commit stands in the log; the log only grows until a compaction succeeds.
-                    problems.append(error)
-                }
+            state.seenCount = lockFile.publish(
+                LockFile.Acknowledged(
+                    generation: state.generation,
+                    sequence: state.lastSequence,
+                    committedEnd: state.logValidEnd
+                )
+            )
+            if shouldCompact(state) {
+                problems += compactOrBackOff(&state)
             }
             return BackendUpdate(commitCount: state.seenCount, problems: problems)
         }

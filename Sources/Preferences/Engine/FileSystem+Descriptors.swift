@@ -41,7 +41,7 @@ extension FileSystem {
     /// Opens a file for reading and, unless `readOnly`, writing; `nil` if there is no file.
     func openExisting(at path: String, readOnly: Bool) throws(PreferencesError) -> OpenFile? {
         let flags = (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC
-        let descriptor = try check(.open, path, allowing: ENOENT) { open(path, flags) }
+        let descriptor = try check(readOnly ? .open : .openForWriting, path, allowing: ENOENT) { open(path, flags) }
         if descriptor == -1 { return nil }
         var status = stat()
         do throws(PreferencesError) {

@@ -16,6 +16,7 @@ import Foundation
 struct FileSystem: Sendable {
     enum Operation: String, Sendable, CaseIterable {
         case open
+        case openForWriting = "open for writing"
         case read
         case write
         case fsync
@@ -24,6 +25,7 @@ struct FileSystem: Sendable {
         case createDirectory = "create directory"
         case fsyncDirectory = "fsync the directory"
         case removeDataProtection = "remove data protection from"
+        case setOwnership = "set the owner and mode of"
     }
 
     /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
@@ -48,15 +50,23 @@ struct FileSystem: Sendable {
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the old
     /// file or the new one: write a temporary file, sync it, rename it over, sync the directory.
     ///
+    /// The new file keeps the owner and mode of the one it replaces, or, when there is none, takes
+    /// those of `template`: a compaction run by another user (root, say) must not lock the owner
+    /// out, nor widen or narrow a mode they chose.
+    ///
     /// A failure before the rename throws, and the old file is untouched. Once the rename is done
     /// the new file is what everyone reads, so a failure to sync the directory after it does not
     /// undo the write: it is returned, for the caller to report, as the durability it could not
     /// confirm.
-    func replaceFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) -> PreferencesError? {
+    func replaceFile(
+        at path: String,
+        with bytes: [UInt8],
+        ownedLike template: String
+    ) throws(PreferencesError) -> PreferencesError? {
         let directory = (path as NSString).deletingLastPathComponent
         try createDirectory(at: directory)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try writeNewFile(at: temporary, bytes: bytes)
+        try writeNewFile(at: temporary, bytes: bytes, ownership: ownership(ofFirstOf: [path, template]))
         do throws(PreferencesError) {
             try check(.rename, path) { rename(temporary, path) }
         } catch {
@@ -71,9 +81,9 @@ struct FileSystem: Sendable {
         }
     }
 
-    /// Writes a file that must not exist yet, and syncs it and its directory.
-    func createFile(at path: String, with bytes: [UInt8]) throws(PreferencesError) {
-        try writeNewFile(at: path, bytes: bytes)
+    /// Writes a file that must not exist yet, owned like `template`, and syncs it and its directory.
+    func createFile(at path: String, with bytes: [UInt8], ownedLike template: String) throws(PreferencesError) {
+        try writeNewFile(at: path, bytes: bytes, ownership: ownership(ofFirstOf: [template]))
         try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
@@ -97,12 +107,15 @@ struct FileSystem: Sendable {
         return lstat(path, &status) == 0
     }
 
-    /// Creates a file that must not exist yet, writes it whole and syncs it; a file this call
-    /// created is removed if any step fails, so no partial file is left behind.
-    private func writeNewFile(at path: String, bytes: [UInt8]) throws(PreferencesError) {
+    /// Creates a file that must not exist yet, gives it `ownership`, writes it whole and syncs it; a
+    /// file this call created is removed if any step fails, so no partial file is left behind.
+    private func writeNewFile(at path: String, bytes: [UInt8], ownership: Ownership?) throws(PreferencesError) {
         let descriptor = try check(.open, path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         defer { close(descriptor) }
         do throws(PreferencesError) {
+            if let ownership {
+                try apply(ownership, to: descriptor, path: path)
+            }
             try writeWhole(bytes, to: descriptor, path: path)
         } catch {
             unlink(path)
@@ -168,5 +181,13 @@ struct FileSystem: Sendable {
             if error == allowed { return -1 }
             throw PreferencesError(.fileOperationFailed(path: path, operation: operation.rawValue, errorNumber: error))
         }
+    }
+}
+
+extension PreferencesError {
+    /// Whether a file operation failed because the file or its volume may not be written.
+    var isPermissionDenied: Bool {
+        guard case .fileOperationFailed(_, _, let errorNumber) = detail else { return false }
+        return errorNumber == EACCES || errorNumber == EPERM || errorNumber == EROFS
     }
 }

@@ -8,70 +8,231 @@ import CPreferencesAtomics
     import Musl
 #endif
 
-/// The file that processes sharing a store lock, and the commit counter they share through it.
+/// The file that processes sharing a store lock, and the page of facts they share through it.
 ///
 /// Writers hold `flock(LOCK_EX)` on it around each commit and compaction, and readers that catch
-/// up hold `LOCK_SH`. Its first eight bytes, mapped into every process, count the commits and
-/// compactions made by anyone: a store compares the count with the last one it saw before each
-/// read. That costs one atomic load, and only a changed count costs a read of the log.
+/// up hold `LOCK_SH`. Its first page, mapped into every process, holds:
+///
+/// ```
+///  0  magic         UInt64  "PREFLOCK", written last when the page is set up
+///  8  commitCount   UInt64  commits and compactions by anyone; starts at a random number
+/// 16  generation    UInt64  the generation of the last acknowledged commit
+/// 24  sequence      UInt64  its number in that generation's log (0: none since the compaction)
+/// 32  committedEnd  UInt64  where its record ends in the log
+/// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
+/// ```
+///
+/// A store compares the count with the last one it saw before each read: one atomic load, and only
+/// a changed count costs a read of the log. The count is only ever compared for equality, so a page
+/// set up again (after the file was shortened or replaced) starts from a random number rather than
+/// from 0, which a store may have seen before. The acknowledged commit tells opening whether records
+/// are missing from the log, and where a write in progress began.
+///
+/// Another program may shorten or replace the file while processes use it. Touching a mapped page
+/// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
+/// `CPreferencesAtomics`): it reads as zeros until the next ``lock(exclusive:)`` maps the file again.
+/// Each lock also checks that the path still names the open file, and locks the new one if not, so
+/// that two writers never lock different files.
 final class LockFile: @unchecked Sendable {
-    // `@unchecked` because of the descriptor and the mapped page: the descriptor is only passed to
-    // `flock`, which the kernel serialises, and the page is only read and written through the
-    // atomic operations of `CPreferencesAtomics`.
+    // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
+    // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
+    // atomic operations of `CPreferencesAtomics`. `descriptor` and `identity` change only in
+    // `lock(exclusive:)`, which, like `unlock()`, the engine calls one at a time, under its store's
+    // write lock or before the store exists.
     let path: String
-    private let descriptor: Int32
+    private let fileSystem: FileSystem
+    /// The files whose owner and mode a lock file created anew takes.
+    private let templates: [String]
+    private var descriptor: Int32
+    private var identity: FileIdentity
     private let page: UnsafeMutableRawPointer
+    private let guardSlot: Int32
     private static let pageSize = 4096
+    private static let magic: UInt64 = 0x4B43_4F4C_4645_5250  // "PREFLOCK", little-endian
 
-    init(path: String, fileSystem: FileSystem) throws(PreferencesError) {
-        let descriptor = try fileSystem.check(.open, path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+    private enum Word: Int {
+        case magic = 0
+        case commitCount = 8
+        case generation = 16
+        case sequence = 24
+        case committedEnd = 32
+        case recorded = 40
+    }
+
+    /// The last commit a writer acknowledged, as the page records it.
+    struct Acknowledged: Equatable {
+        var generation: UInt64
+        /// Its number in the log of `generation`; 0 when none was made since the compaction.
+        var sequence: UInt64
+        /// Where its record ends in the log.
+        var committedEnd: Int
+    }
+
+    /// Opens the lock file at `path`, creating it owned like the first of `templates` that exists.
+    init(path: String, fileSystem: FileSystem, ownedLike templates: [String] = []) throws(PreferencesError) {
+        let (descriptor, identity) = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
+        guard let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0),
+            mapped != MAP_FAILED
+        else {
+            let error = errno
+            close(descriptor)
+            throw PreferencesError(.fileOperationFailed(path: path, operation: "map", errorNumber: error))
+        }
+        self.path = path
+        self.fileSystem = fileSystem
+        self.templates = templates
+        self.descriptor = descriptor
+        self.identity = identity
+        page = mapped
+        // Unguarded only when every one of the guard's slots is taken; the page still works.
+        guardSlot = Int32(preferences_guard_register(mapped, Self.pageSize))
+    }
+
+    deinit {
+        preferences_guard_unregister(guardSlot)
+        munmap(page, Self.pageSize)
+        close(descriptor)
+    }
+
+    /// Opens (creating if needed) the lock file at `path`, at least a page long.
+    ///
+    /// A lock file this creates takes the owner and mode of the first of `templates` that exists,
+    /// so that a process run as another user (root, say) does not lock the store's owner out.
+    private static func openFile(
+        at path: String,
+        fileSystem: FileSystem,
+        ownedLike templates: [String]
+    ) throws(PreferencesError) -> (Int32, FileIdentity) {
+        let created = try fileSystem.check(.open, path, allowing: EEXIST) {
+            open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        let descriptor =
+            created != -1 ? created : try fileSystem.check(.open, path) { open(path, O_RDWR | O_CLOEXEC) }
         do throws(PreferencesError) {
+            if created != -1, let ownership = fileSystem.ownership(ofFirstOf: templates) {
+                try fileSystem.apply(ownership, to: descriptor, path: path)
+            }
             var status = stat()
             try fileSystem.check(.read, path) { fstat(descriptor, &status) }
-            if Int(status.st_size) < Self.pageSize {
-                try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(Self.pageSize)) }
+            if Int(status.st_size) < pageSize {
+                try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(pageSize)) }
             }
-            guard let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0),
-                mapped != MAP_FAILED
-            else {
-                throw PreferencesError(.fileOperationFailed(path: path, operation: "map", errorNumber: errno))
-            }
-            self.path = path
-            self.descriptor = descriptor
-            page = mapped
+            return (descriptor, FileIdentity(status))
         } catch {
             close(descriptor)
             throw error
         }
     }
 
-    deinit {
-        munmap(page, Self.pageSize)
-        close(descriptor)
+    private func word(_ word: Word) -> UnsafeMutableRawPointer {
+        page + word.rawValue
     }
 
-    /// How many commits and compactions all processes have made on this store.
+    /// How many commits and compactions all processes have made on this store, as a number only
+    /// worth comparing with an earlier one.
     var commitCount: UInt64 {
-        preferences_atomic_load(page)
+        preferences_atomic_load(page + Word.commitCount.rawValue)
     }
 
-    /// Counts one more commit or compaction; call it while holding the exclusive lock.
-    func countCommit() -> UInt64 {
-        preferences_atomic_increment(page)
-    }
-
-    /// Takes the lock: exclusive for writers, shared for readers.
+    /// The last acknowledged commit, or `nil` if the page has none on record (it was set up anew).
     ///
-    /// Blocks while another holds it in a conflicting mode.
-    func lock(exclusive: Bool) throws(PreferencesError) {
-        while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
-            guard errno == EINTR else {
-                throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
+    /// Read it holding the lock.
+    var acknowledged: Acknowledged? {
+        guard preferences_atomic_load(word(.magic)) == Self.magic, preferences_atomic_load(word(.recorded)) == 1
+        else { return nil }
+        return Acknowledged(
+            generation: preferences_atomic_load(word(.generation)),
+            sequence: preferences_atomic_load(word(.sequence)),
+            committedEnd: Int(clamping: preferences_atomic_load(word(.committedEnd)))
+        )
+    }
+
+    /// Records an acknowledged commit or a compaction and counts it; call it holding the exclusive lock.
+    ///
+    /// - Returns: The new commit count.
+    func publish(_ acknowledged: Acknowledged) -> UInt64 {
+        while true {
+            preferences_atomic_store(word(.generation), acknowledged.generation)
+            preferences_atomic_store(word(.sequence), acknowledged.sequence)
+            preferences_atomic_store(word(.committedEnd), UInt64(acknowledged.committedEnd))
+            preferences_atomic_store(word(.recorded), 1)
+            let count = preferences_atomic_increment(word(.commitCount))
+            // Shortened while this ran: what was written went to a page of zeros nobody else sees.
+            guard preferences_guard_is_lost(guardSlot), (try? restorePage(exclusive: true)) != nil else {
+                return count
             }
+        }
+    }
+
+    /// Takes the lock, exclusive for writers and shared for readers, on the file the path names now.
+    ///
+    /// Blocks while another holds it in a conflicting mode. Afterwards the page is mapped from the
+    /// locked file and, with the exclusive lock, set up.
+    func lock(exclusive: Bool) throws(PreferencesError) {
+        while true {
+            while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
+                guard errno == EINTR else {
+                    throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
+                }
+            }
+            guard fileSystem.identity(at: path) == identity else {
+                // Deleted or replaced: a lock on this file no longer keeps out a writer that opened
+                // the one at the path. Lock that one instead.
+                flock(descriptor, LOCK_UN)
+                try reopen()
+                continue
+            }
+            do throws(PreferencesError) {
+                try restorePage(exclusive: exclusive)
+            } catch {
+                flock(descriptor, LOCK_UN)
+                throw error
+            }
+            return
         }
     }
 
     func unlock() {
         flock(descriptor, LOCK_UN)
+    }
+
+    /// Maps the file again if the page was lost, and sets it up if it holds no page yet.
+    private func restorePage(exclusive: Bool) throws(PreferencesError) {
+        if preferences_guard_take_lost(guardSlot) {
+            try map(descriptor)
+        }
+        if exclusive && preferences_atomic_load(word(.magic)) != Self.magic {
+            preferences_atomic_store(word(.recorded), 0)
+            preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
+            preferences_atomic_store(word(.magic), Self.magic)
+        }
+    }
+
+    /// Switches to the file now at the path, mapped in place of the old one.
+    private func reopen() throws(PreferencesError) {
+        let (newDescriptor, newIdentity) = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
+        do throws(PreferencesError) {
+            try map(newDescriptor)
+        } catch {
+            close(newDescriptor)
+            throw error
+        }
+        close(descriptor)
+        descriptor = newDescriptor
+        identity = newIdentity
+        _ = preferences_guard_take_lost(guardSlot)
+    }
+
+    /// Maps the first page of `descriptor` at the page's address, lengthening the file if it was shortened.
+    private func map(_ descriptor: Int32) throws(PreferencesError) {
+        var status = stat()
+        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
+        if Int(status.st_size) < Self.pageSize {
+            try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(Self.pageSize)) }
+        }
+        let mapped = mmap(page, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
+        guard mapped == page else {
+            throw PreferencesError(.fileOperationFailed(path: path, operation: "map", errorNumber: errno))
+        }
     }
 }

@@ -1,26 +1,45 @@
 /// The log: a ``FileHeader``, then one framed record per commit, appended.
 ///
-/// A log's records apply on top of the snapshot of the same generation. Replay stops quietly at a
-/// torn final record, the normal result of a process killed while appending. Bytes that do not
-/// verify with a good record after them are damage.
+/// A log's records apply on top of the snapshot of the same generation, and each carries its
+/// commit's number in the log (``Record/sequence``).
+///
+/// What ends a log decides whether anything was lost:
+/// - a record **cut short** (the file ends inside it, or in zeros) is what a process killed while
+///   appending leaves, and is dropped quietly: that write was never acknowledged;
+/// - so is any record that starts at or after the end of the last acknowledged commit, which the
+///   lock page records (``LockFile/Acknowledged``): a write in progress that never finished;
+/// - a record that is **complete but does not verify** before that end, or bytes that do not
+///   verify before records that do, are damage.
 enum LogFile {
     /// What replaying a log found.
     struct Replay {
         /// Whether the header verified; when it did not, the records are what a scan could salvage.
         var headerIsValid = true
-        var generation: UInt64
-        var records: [Record]
+        var generation: UInt64 = 0
+        var records: [Record] = []
         /// Where the last record that verifies ends: where the next append belongs.
         var validEnd: Int
-        /// Damage in the middle of the log; a torn tail is not damage.
+        /// How many bytes after `validEnd` a write cut short left: not damage.
+        var tornBytes = 0
+        /// Damaged bytes; a torn tail is not damage.
         var damage: DamageReport?
+        /// The number of the last commit replayed, or the one replay started after.
+        var lastSequence: UInt64
+        /// Commit numbers absent between the records: records removed from the middle of the log.
+        var missingSequences: [ClosedRange<UInt64>] = []
     }
 
     static func header(generation: UInt64) -> [UInt8] {
         FileHeader(kind: .log, generation: generation).encoded()
     }
 
-    static func replay(_ bytes: [UInt8]) throws(UnsupportedVersion) -> Replay {
+    /// Replays a whole log.
+    ///
+    /// - Parameter acknowledged: The last commit the lock page acknowledged, if it knows one.
+    static func replay(
+        _ bytes: [UInt8],
+        acknowledged: LockFile.Acknowledged? = nil
+    ) throws(UnsupportedVersion) -> Replay {
         switch FileHeader.check(bytes, expecting: .log) {
         case .newerVersion(let version):
             throw UnsupportedVersion(version: version)
@@ -36,34 +55,65 @@ enum LogFile {
                 reason: reason,
                 copyPath: nil
             )
-            return Replay(headerIsValid: false, generation: 0, records: records, validEnd: bytes.count, damage: damage)
+            return Replay(
+                headerIsValid: false,
+                records: records,
+                validEnd: bytes.count,
+                damage: damage,
+                lastSequence: records.last { $0.sequence != nil }?.sequence ?? 0
+            )
         case .valid(let header):
-            var replay = records(in: bytes, from: FileHeader.size)
+            let committedEnd = acknowledged.flatMap { $0.generation == header.generation ? $0.committedEnd : nil }
+            var replay = records(in: bytes, from: FileHeader.size, after: 0, committedEnd: committedEnd)
             replay.generation = header.generation
             return replay
         }
     }
 
-    /// Replays the records from `offset` on: the records up to the first that does not verify and,
-    /// if a good record follows that one, every record that verifies, reported as damage.
-    static func records(in bytes: [UInt8], from offset: Int) -> Replay {
-        var records: [Record] = []
+    /// Replays the records from `offset` on, which continue commit number `sequence`.
+    ///
+    /// Replays up to the first record that does not verify. If a good record follows that one, it
+    /// replays every record that verifies and reports the rest as damage; if none does, the tail is
+    /// torn or damaged as the type's discussion says.
+    static func records(in bytes: [UInt8], from offset: Int, after sequence: UInt64, committedEnd: Int?) -> Replay {
+        var replay = Replay(validEnd: offset, lastSequence: sequence)
+        func add(_ record: Record) {
+            if let next = record.sequence {
+                if next > replay.lastSequence + 1 {
+                    replay.missingSequences.append((replay.lastSequence + 1)...(next - 1))
+                }
+                replay.lastSequence = next
+            }
+            replay.records.append(record)
+        }
         var position = offset
         while let (record, next) = RecordFrame.record(in: bytes, at: position) {
-            records.append(record)
+            add(record)
             position = next
         }
-        guard position < bytes.count, RecordFrame.nextRecord(in: bytes, after: position) != nil else {
-            return Replay(generation: 0, records: records, validEnd: position, damage: nil)
+        replay.validEnd = position
+        guard position < bytes.count else { return replay }
+        if RecordFrame.nextRecord(in: bytes, after: position) != nil {
+            let before = replay.records.count
+            let scan = RecordFrame.scan(bytes, from: position, headerIsDamaged: false, add)
+            replay.damage = DamageReport(
+                recoveredRecords: before + scan.recovered,
+                damagedRanges: scan.damagedRanges,
+                reason: "the log has bytes that do not verify before records that do",
+                copyPath: nil
+            )
+            replay.validEnd = bytes.count
+        } else if RecordFrame.isCutShort(bytes, at: position) || position >= (committedEnd ?? .max) {
+            replay.tornBytes = bytes.count - position
+        } else {
+            replay.damage = DamageReport(
+                recoveredRecords: replay.records.count,
+                damagedRanges: [position..<bytes.count],
+                reason: "the log's last record is complete but does not verify",
+                copyPath: nil
+            )
+            replay.validEnd = bytes.count
         }
-        let before = records.count
-        let scan = RecordFrame.scan(bytes, from: position, headerIsDamaged: false) { records.append($0) }
-        let damage = DamageReport(
-            recoveredRecords: before + scan.recovered,
-            damagedRanges: scan.damagedRanges,
-            reason: "the log has bytes that do not verify before records that do",
-            copyPath: nil
-        )
-        return Replay(generation: 0, records: records, validEnd: bytes.count, damage: damage)
+        return replay
     }
 }

@@ -4,8 +4,9 @@
 /// its commit came from, so that observers in other processes learn it too.
 ///
 /// ```
-/// flags: UInt8 (bit 0: a write identifier follows, bit 1: a migration's identity follows)
-/// [writeIdentifier: string] [migration: string]
+/// flags: UInt8 (bit 0: a write identifier follows, bit 1: a migration's identity follows,
+///               bit 2: a sequence number follows)
+/// [writeIdentifier: string] [migration: string] [sequence: varint]
 /// count: varint, then each change: operation, namespace, name, [value]
 /// ```
 struct Record: Equatable, Sendable {
@@ -14,6 +15,11 @@ struct Record: Equatable, Sendable {
     var writeIdentifier: String?
     /// The identity of the migration that made this commit, if one did.
     var migration: String?
+    /// The commit's number in its log, from 1 after each compaction; `nil` in a snapshot.
+    ///
+    /// A gap in the numbers, or a log that ends before the number the lock page acknowledged, shows
+    /// that commits are missing.
+    var sequence: UInt64?
 
     private enum Operation: UInt8 {
         case set = 1
@@ -23,15 +29,23 @@ struct Record: Equatable, Sendable {
     private enum Flag {
         static let writeIdentifier: UInt8 = 1
         static let migration: UInt8 = 2
+        static let sequence: UInt8 = 4
+        static let all = writeIdentifier | migration | sequence
     }
 
     func encode(into writer: inout ByteWriter) {
-        writer.append((writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration))
+        writer.append(
+            (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
+                | (sequence == nil ? 0 : Flag.sequence)
+        )
         if let writeIdentifier {
             writer.appendLengthPrefixed(writeIdentifier)
         }
         if let migration {
             writer.appendLengthPrefixed(migration)
+        }
+        if let sequence {
+            writer.appendVarint(Int(sequence))
         }
         writer.appendVarint(changes.count)
         for change in changes {
@@ -46,11 +60,12 @@ struct Record: Equatable, Sendable {
     init(payload reader: inout ByteReader) throws(FormatError) {
         let flagsAt = reader.position
         let flags = try reader.readByte()
-        guard flags & ~(Flag.writeIdentifier | Flag.migration) == 0 else {
+        guard flags & ~Flag.all == 0 else {
             throw .malformed("unknown record flags", at: flagsAt)
         }
         writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
         migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
+        sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
         let count = try reader.readCount(minimumItemSize: 3)
         changes = []
         changes.reserveCapacity(count)
@@ -71,10 +86,11 @@ struct Record: Equatable, Sendable {
         guard reader.isAtEnd else { throw .malformed("bytes after the last change", at: reader.position) }
     }
 
-    init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil) {
+    init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {
         self.changes = changes
         self.writeIdentifier = writeIdentifier
         self.migration = migration
+        self.sequence = sequence
     }
 
     func apply(to entries: inout [StorageKey: StoredValue]) {

@@ -41,6 +41,23 @@ enum RecordFrame {
         return (record, payload.upperBound)
     }
 
+    /// Whether the bytes from `offset` to the end are a record cut short: what a writer killed while
+    /// appending leaves, rather than a record damaged after it was written.
+    ///
+    /// A write puts the frame's header first, so a cut leaves either less than a header, or a header
+    /// that verifies and promises more bytes than there are. Bytes that are all zeros are a write
+    /// whose data never reached the disk (a power loss) or space allocated ahead of one.
+    static func isCutShort(_ bytes: [UInt8], at offset: Int) -> Bool {
+        let remaining = bytes.count - offset
+        if remaining < headerSize || bytes[offset...].allSatisfy({ $0 == 0 }) {
+            return true
+        }
+        var header = ByteReader(bytes, range: offset..<(offset + 8))
+        guard let length = try? header.readUInt32(), let complement = try? header.readUInt32(), complement == ~length
+        else { return false }
+        return Int(length) > remaining - headerSize
+    }
+
     /// The offset of the first record that verifies after `offset`, if there is one.
     static func nextRecord(in bytes: [UInt8], after offset: Int) -> Int? {
         var candidate = offset + 1

@@ -99,7 +99,7 @@ struct DamageReport: Hashable, Sendable, CustomStringConvertible {
             ? "none"
             : damagedRanges.map { "\($0.lowerBound)..<\($0.upperBound)" }
                 .joined(separator: ", ")
-        let copy = copyPath.map { "a copy of the damaged file was kept at '\($0)'" } ?? "no copy could be kept"
+        let copy = copyPath.map { "a copy of the damaged file was kept at '\($0)'" } ?? "no copy was kept"
         return "\(reason); recovered \(recoveredRecords) records; bytes that did not verify: \(ranges); \(copy)"
     }
 }

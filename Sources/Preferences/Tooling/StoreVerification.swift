@@ -33,17 +33,16 @@ package struct StoreVerification: Sendable {
             compactionMinimumBytes: .max,
             refusal: "it is only being verified"
         )
-        let loaded = try engine.load(readOnly: true)
+        let loaded = try engine.load(readOnly: true, acknowledged: lock?.acknowledged)
         var files: [(String, Int)] = []
         for file in [path, engine.logPath] {
             if let bytes = try fileSystem.readFile(at: file) {
                 files.append((file, bytes.count))
             }
         }
-        let logSize = files.first { $0.0 == engine.logPath }?.1 ?? 0
         return StoreVerification(
             damage: loaded.damaged.map { ($0.path, $0.damage.description) },
-            tornTailBytes: loaded.log == nil ? 0 : max(0, logSize - loaded.logValidEnd),
+            tornTailBytes: loaded.tornBytes,
             readableEntries: loaded.entries.keys.filter { !$0.isReserved }.count,
             ledgerEntries: loaded.entries.keys.filter { $0.namespace == AppliedMigration.ledgerNamespace }.count,
             files: files
