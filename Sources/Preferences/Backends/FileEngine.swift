@@ -117,13 +117,7 @@ final class FileEngine: PreferencesBackend {
             guard let lockFile, state.refusal == nil else {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
             }
-            var problems = try ensureLog(&state)
-            guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
-            // A record torn by a writer killed mid-append is skipped when reading; cut it off so
-            // that this record is not written behind it.
-            if try fileSystem.size(of: log) != state.logValidEnd {
-                try fileSystem.truncate(log, to: state.logValidEnd)
-            }
+            var (log, adopted, problems) = try prepareAppend(&state)
             record.sequence = state.lastSequence + 1
             var writer = ByteWriter(capacity: 64)
             RecordFrame.append(record, to: &writer)
@@ -152,8 +146,59 @@ final class FileEngine: PreferencesBackend {
             if shouldCompact(state) {
                 problems += compactOrBackOff(&state)
             }
-            return BackendUpdate(commitCount: state.seenCount, problems: problems)
+            return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
         }
+    }
+
+    /// The log to append to, once it is known to end where this engine thinks it does.
+    ///
+    /// - Returns: The log, records this engine had not seen (see ``adoptUnseenRecords(_:in:)``),
+    ///   and problems to report.
+    private func prepareAppend(
+        _ state: inout State
+    ) throws(PreferencesError) -> (OpenFile, adopted: [Record], problems: [PreferencesError]) {
+        var problems = try ensureLog(&state)
+        guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
+        let status = try fileSystem.status(of: log)
+        if status.linkCount == 0 {
+            // Deleted or replaced by a compaction this engine never saw, under a lock file that was
+            // itself replaced: read the files again rather than append to a log nobody reads.
+            let loaded = try load(readOnly: false, acknowledged: lockFile?.acknowledged)
+            let adopted = Record(changes: Self.differences(from: state.entries, to: loaded.entries))
+            state.install(loaded)
+            state.pendingRepair += loaded.damaged
+            problems += try ensureLog(&state)
+            return (state.log!, [adopted], problems)
+        }
+        if status.size != state.logValidEnd {
+            return (log, try adoptUnseenRecords(&state, in: log), problems)
+        }
+        return (log, [], problems)
+    }
+
+    /// Deals with bytes past the log's last known record before an append.
+    ///
+    /// A record cut short by a writer killed mid-append is skipped when reading; it is cut off so
+    /// that the new record is not written behind it. Records that verify are never cut off: they
+    /// were committed by a writer that held another lock file (this one was deleted or replaced
+    /// while it was in use), so they are adopted as if caught up with.
+    ///
+    /// - Returns: The records adopted, for the store to apply before its own.
+    private func adoptUnseenRecords(_ state: inout State, in log: OpenFile) throws(PreferencesError) -> [Record] {
+        let tail = try fileSystem.contents(of: log, from: state.logValidEnd)
+        var records: [Record] = []
+        var position = 0
+        while let (record, next) = RecordFrame.record(in: tail, at: position) {
+            record.apply(to: &state.entries)
+            state.lastSequence = record.sequence ?? state.lastSequence
+            records.append(record)
+            position = next
+        }
+        state.logValidEnd += position
+        if position < tail.count {
+            try fileSystem.truncate(log, to: state.logValidEnd)
+        }
+        return records
     }
 
     func flush() throws(PreferencesError) {

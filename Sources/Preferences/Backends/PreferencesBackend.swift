@@ -28,7 +28,9 @@ protocol PreferencesBackend: Sendable {
 
     /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:)``.
     ///
-    /// - Returns: The commit count after the commit, and problems that did not stop it.
+    /// - Returns: The commit count after the commit, problems that did not stop it, and, rarely,
+    ///   commits made elsewhere that catching up could not see (their writer held a lock file that
+    ///   was since replaced), which come before this one.
     /// - Throws: Why nothing was committed.
     func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate
 

@@ -59,10 +59,11 @@ extension FileSystem {
         return stat(path, &status) == 0 ? FileIdentity(status) : nil
     }
 
-    func size(of file: OpenFile) throws(PreferencesError) -> Int {
+    /// An open file's size, and how many names it has: none once it was deleted or renamed over.
+    func status(of file: OpenFile) throws(PreferencesError) -> (size: Int, linkCount: Int) {
         var status = stat()
         try check(.read, file.path) { fstat(file.descriptor, &status) }
-        return Int(status.st_size)
+        return (Int(status.st_size), Int(status.st_nlink))
     }
 
     /// Every byte of the file from `offset` to its end.

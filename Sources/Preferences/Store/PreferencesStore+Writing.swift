@@ -158,6 +158,10 @@ extension PreferencesStore {
                     )
                     let update = try backend.commit(record, durability: durability ?? self.durability)
                     problems += update.problems
+                    // Records the backend found only now (see `PreferencesBackend.commit`) come first.
+                    if !update.records.isEmpty {
+                        absorb(BackendUpdate(records: update.records, commitCount: update.commitCount))
+                    }
                     let paths = state.withLock { state in
                         state.seenCommitCount = update.commitCount
                         return state.apply(record.changes)

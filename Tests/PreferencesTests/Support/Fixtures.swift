@@ -64,6 +64,7 @@ final class TemporaryDirectory: Sendable {
 
     var storeURL: URL { url.appendingPathComponent("preferences.store") }
     var logURL: URL { url.appendingPathComponent("preferences.store.log") }
+    var lockURL: URL { url.appendingPathComponent("preferences.store.lock") }
 
     /// The bytes of the store's snapshot and log, which must not change when a write fails.
     func storeBytes() throws -> [String: Data] {
