@@ -8,12 +8,19 @@ extension Commands {
         let entries = store.storedEntries()
         switch invocation.format ?? "json" {
         case "json":
-            output.raw(Output.jsonText(entries.map(Output.entryObject)))
+            output.raw(
+                Output.jsonText(
+                    entries.map { entry in
+                        ValueText.exported(entry.value).merging(["key": entry.key.description]) { $1 }
+                    }
+                )
+            )
         case "plist":
             var dictionary: [String: Any] = [:]
             for (key, value) in entries {
                 let name = key.namespace == .global ? key.name : key.description
-                dictionary[name] = PropertyListValue.object(for: value)
+                // As a person reading a property list expects: its own dates and numbers.
+                dictionary[name] = PropertyListValue.object(for: value, envelopes: false)
             }
             guard let data = try? PropertyListSerialization.data(fromPropertyList: dictionary, format: .xml, options: 0)
             else {
@@ -46,10 +53,10 @@ extension Commands {
     ) throws(ToolError) -> [(key: StoredKey, value: StoredValue?)] {
         if let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
             return try array.map { (object: [String: Any]) throws(ToolError) -> (key: StoredKey, value: StoredValue?) in
-                guard let text = object["key"] as? String, let type = object["type"] as? String,
-                    let value = object["value"]
-                else { throw ToolError(.usage, "'\(file)' has an entry without key, type and value.") }
-                return (try invocation.key(text), try ValueText.value(fromJSON: value, type: type))
+                guard let text = object["key"] as? String else {
+                    throw ToolError(.usage, "'\(file)' has an entry without a key.")
+                }
+                return (try invocation.key(text), try ValueText.value(fromExported: object))
             }
         }
         guard let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
@@ -58,7 +65,7 @@ extension Commands {
         }
         return try dictionary.sorted { $0.key < $1.key }.map { (name, object) throws(ToolError) in
             // As the UserDefaults backend names them: plain names are global, others namespace:name.
-            let key = name.contains(":") ? try invocation.key(name) : StoredKey(name, in: .global)
+            let key = try invocation.key(name.contains(":") ? name : "global:\(name)")
             guard let value = PropertyListValue.candidates(for: object).first else {
                 throw ToolError(.usage, "'\(name)' in '\(file)' holds a \(type(of: object)), which cannot be stored.")
             }

@@ -77,7 +77,11 @@ struct Invocation {
         guard !name.isEmpty, !name.contains(":") else {
             throw ToolError(.usage, "'\(text)' is not a key: write it as namespace:name, such as app:theme.")
         }
-        return StoredKey(name, in: Self.namespace(namespaceText))
+        let key = StoredKey(name, in: Self.namespace(namespaceText))
+        if let rule = key.ruleBroken {
+            throw ToolError(.usage, "'\(text)' is not a key a program can declare: \(rule).")
+        }
+        return key
     }
 
     static func namespace(_ text: String) -> PreferenceNamespace {

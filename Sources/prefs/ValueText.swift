@@ -104,27 +104,79 @@ enum ValueText {
         }
     }
 
-    /// Reads back what ``json(_:)`` wrote for a type: the other half of `export` and `import`.
-    static func value(fromJSON object: Any, type: String) throws(ToolError) -> StoredValue {
+    /// A value as `export` writes it, `type` and `value`, so that `import` reads back exactly what
+    /// was stored: numbers as their exact text (a NaN as its bit pattern), a date with its seconds
+    /// too, a `Codable` value as its JSON text, and every item of an array or dictionary the same way.
+    static func exported(_ value: StoredValue) -> [String: Any] {
+        var node: [String: Any] = ["type": typeName(of: value)]
+        switch value {
+        case .bool(let value): node["value"] = value
+        case .signed(let value): node["value"] = "\(value)"
+        case .unsigned(let value): node["value"] = "\(value)"
+        case .double(let value): node["value"] = exactText(value)
+        case .float(let value):
+            node["type"] = "float"
+            node["value"] = value.isNaN ? "0x" + String(value.bitPattern, radix: 16) : "\(value)"
+        case .date(let seconds):
+            node["value"] = text(value)
+            node["seconds"] = exactText(seconds)
+        case .array(let items): node["value"] = items.map(exported)
+        case .dictionary(let items): node["value"] = items.mapValues(exported)
+        case .string, .data, .url, .encoded: node["value"] = text(value)
+        }
+        return node
+    }
+
+    private static func exactText(_ value: Double) -> String {
+        value.isNaN ? "0x" + String(value.bitPattern, radix: 16) : "\(value)"
+    }
+
+    /// Reads back what ``exported(_:)`` wrote: the other half of `export` and `import`.
+    static func value(fromExported node: [String: Any]) throws(ToolError) -> StoredValue {
+        guard let type = node["type"] as? String, let value = node["value"] else {
+            throw ToolError(.usage, "an entry in the file has no type and value.")
+        }
+        func invalid() -> ToolError {
+            ToolError(.usage, "a \(type) value in the file does not read as one: \(value).")
+        }
         switch type {
-        case "array", "dictionary":
-            guard let value = PropertyListValue.candidates(for: object).first else {
-                throw ToolError(.usage, "a \(type) value in the file does not read as one.")
+        case "bool":
+            guard let flag = value as? Bool else { throw invalid() }
+            return .bool(flag)
+        case "double", "float":
+            guard let text = value as? String else { throw invalid() }
+            if text.hasPrefix("0x"), let bits = UInt64(text.dropFirst(2), radix: 16) {
+                if type == "float", let pattern = UInt32(exactly: bits) { return .float(Float(bitPattern: pattern)) }
+                return .double(Double(bitPattern: bits))
             }
-            return value
-        case "json":
-            guard
-                let data = try? JSONSerialization.data(
-                    withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
-            else { throw ToolError(.usage, "a json value in the file cannot be encoded.") }
-            return .encoded(data)
-        case "string", "data", "date", "url":
-            guard let text = object as? String else {
-                throw ToolError(.usage, "a \(type) value in the file is not text.")
-            }
+            if type == "float", let number = Float(text) { return .float(number) }
+            guard let number = Double(text) else { throw invalid() }
+            return .double(number)
+        case "date":
+            if let seconds = (node["seconds"] as? String).flatMap(Double.init) { return .date(seconds) }
+            guard let text = value as? String else { throw invalid() }
             return try parse(text, as: type)
+        case "array":
+            guard let items = value as? [Any] else { throw invalid() }
+            return .array(
+                try items.map { (item: Any) throws(ToolError) in
+                    guard let item = item as? [String: Any] else { throw invalid() }
+                    return try Self.value(fromExported: item)
+                })
+        case "dictionary":
+            guard let items = value as? [String: Any] else { throw invalid() }
+            var values: [String: StoredValue] = [:]
+            for (name, item) in items {
+                guard let item = item as? [String: Any] else { throw invalid() }
+                values[name] = try Self.value(fromExported: item)
+            }
+            return .dictionary(values)
+        case "int":
+            // Written as text, so that no JSON reader rounds a large one; a plain number reads too.
+            return try parse(value as? String ?? "\(value)", as: type)
         default:
-            return try parse("\(object)", as: type)
+            guard let text = value as? String else { throw invalid() }
+            return try parse(text, as: type)
         }
     }
 

@@ -22,6 +22,73 @@ struct PrefsToolTests {
         return directory
     }
 
+    /// Values that lose their type or bits through JSON or a property list unless written with care.
+    private func delicateStore() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        try store.writeStoredValues([
+            (StoredKey("negativeZero"), .double(-0.0)),
+            (StoredKey("payloadNaN"), .double(Double(nan: 0x5A5, signaling: false))),
+            (StoredKey("floatNaN"), .float(Float(nan: 3, signaling: false))),
+            (StoredKey("big"), .unsigned(UInt64.max)),
+            (StoredKey("when"), .date(785_000_000.123_456_7)),
+            (StoredKey("flags"), .array([.bool(true), .bool(false), .signed(1)])),
+            (
+                StoredKey("nested"),
+                .dictionary([
+                    "at": .date(12.25), "bytes": .data(Data([0, 1, 255])), "zero": .double(-0.0),
+                    "link": .url("https://example.com/a?b=1"),
+                ])
+            ),
+        ])
+        return directory
+    }
+
+    @Test func exportThenImportRestoresEveryBitNestedValuesIncluded() throws {
+        let directory = try delicateStore()
+        let exported = try prefs(["export", directory.storeURL.path])
+        #expect(exported.status == 0, "\(exported.errors)")
+        let file = directory.url.appendingPathComponent("export.json")
+        try Data(exported.output.utf8).write(to: file)
+        let copy = directory.url.appendingPathComponent("copy.store")
+        let imported = try prefs(["import", copy.path, file.path])
+        #expect(imported.status == 0, "\(imported.errors)")
+        let original = try PreferencesStore(fileURL: directory.storeURL).storedEntries()
+        let restored = try PreferencesStore(fileURL: copy).storedEntries()
+        try #require(restored.count == original.count)
+        for (left, right) in zip(original, restored) {
+            // `StoredValue` compares doubles by their bits, so -0.0 and NaN payloads count.
+            #expect(left.key == right.key)
+            #expect(left.value == right.value, "\(left.key)")
+        }
+    }
+
+    @Test func aPlistExportHoldsRealDatesAndNumbers() throws {
+        let directory = try delicateStore()
+        let exported = try prefs(["export", directory.storeURL.path, "--format", "plist"])
+        #expect(exported.status == 0, "\(exported.errors)")
+        let plist = try #require(
+            try PropertyListSerialization.propertyList(from: Data(exported.output.utf8), format: nil) as? [String: Any]
+        )
+        #expect(plist["app:when"] is Date)
+        let nested = try #require(plist["app:nested"] as? [String: Any])
+        #expect(nested["at"] is Date)
+        #expect(exported.output.contains("<date>"))
+        #expect(!exported.output.contains("_preferences."))
+    }
+
+    @Test func keysInReservedNamespacesAreRefusedOnWriteAndImport() throws {
+        let directory = try sampleStore()
+        let write = try prefs(["write", directory.storeURL.path, "_preferences.migrations:x", "1"])
+        #expect(write.status == 2)
+        #expect(write.errors.contains("reserved"))
+        let file = directory.url.appendingPathComponent("ledger.json")
+        try Data(#"[{"key":"_preferences.migrations:x","type":"int","value":"1"}]"#.utf8).write(to: file)
+        let imported = try prefs(["import", directory.storeURL.path, file.path])
+        #expect(imported.status == 2)
+        #expect(try PreferencesStore(fileURL: directory.storeURL).appliedMigrations.isEmpty)
+    }
+
     @Test func readListsEveryEntryOrOneValue() throws {
         let directory = try sampleStore()
         let all = try prefs(["read", directory.storeURL.path])

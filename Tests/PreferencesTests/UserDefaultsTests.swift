@@ -96,6 +96,21 @@ struct ImportFromUserDefaultsTests {
         #expect(store.appliedMigrations.isEmpty)
     }
 
+    @Test func registeredDefaultsAreNotImportedAsIfTheUserHadChosenThem() throws {
+        let suite = try TemporarySuite()
+        let registered = PreferenceKey<Int>("registeredOnly-\(UUID().uuidString)", default: 0)
+        suite.defaults.register(defaults: [registered.name: 5])
+        suite.defaults.set(7, forKey: "count")
+        #expect(suite.defaults.synchronize())
+        #expect(suite.defaults.integer(forKey: registered.name) == 5)
+        let store = PreferencesStore.inMemory()
+        try store.runMigrations(
+            ImportFromUserDefaults(.suite(suite.name), keys: [.key(.count), .key(registered)])
+        )
+        #expect(store[.count] == 7)
+        #expect(!store.contains(registered))
+    }
+
     @Test func aRerunNeverOverwritesANewerValue() throws {
         let suite = try TemporarySuite()
         suite.defaults.set("stale", forKey: "title")
@@ -207,6 +222,32 @@ struct UserDefaultsBackendTests {
         #expect(reopened[big] == UInt64.max)
         #expect(reopened[small] == 0.5)
         #expect(reopened.errorChannel.takeBacklog().isEmpty)
+    }
+
+    @Test func numbersAPropertyListCannotHoldExactlyRoundTripThroughASuiteAndItsFile() throws {
+        let suite = try TemporarySuite()
+        let zero = PreferenceKey<Double>("zero", default: 1)
+        let payload = PreferenceKey<Double>("payload", default: 0)
+        let infinite = PreferenceKey<Double>("infinite", default: 0)
+        let floatNaN = PreferenceKey<Float>("floatNaN", default: 0)
+        let store = PreferencesStore(userDefaultsSuite: suite.name)
+        store[zero] = -0.0
+        store[payload] = Double(nan: 0x5A5, signaling: false)
+        store[infinite] = -.infinity
+        store[floatNaN] = Float(nan: 3, signaling: false)
+
+        let reopened = PreferencesStore(userDefaultsSuite: suite.name)
+        #expect(reopened[zero].bitPattern == (-0.0 as Double).bitPattern)
+        #expect(reopened[payload].bitPattern == Double(nan: 0x5A5, signaling: false).bitPattern)
+        #expect(reopened[infinite] == -.infinity)
+        #expect(reopened[floatNaN].bitPattern == Float(nan: 3, signaling: false).bitPattern)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+
+        // What the suite writes to its file is a property list that holds the bits exactly.
+        let object = try #require(suite.defaults.object(forKey: "app:zero"))
+        let file = try PropertyListSerialization.data(fromPropertyList: ["v": object], format: .xml, options: 0)
+        let read = try #require(try PropertyListSerialization.propertyList(from: file, format: nil) as? [String: Any])
+        #expect(PropertyListValue.candidates(for: read["v"] as Any).first == .double(-0.0))
     }
 
     @Test func globalKeysAreThePlainNamesUserDefaultsReads() throws {

@@ -30,7 +30,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     ///   of are left out, and named in the problems.
     static func open(suiteName: String?) -> (UserDefaultsBackend, [StorageKey: StoredValue], [PreferencesError]) {
         let defaults = suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
-        let domain = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        let domain = domainName(suiteName: suiteName)
         let location = "UserDefaults suite '\(domain)'"
         var entries: [StorageKey: StoredValue] = [:]
         var problems: [PreferencesError] = []
@@ -50,6 +50,12 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
             }
         }
         return (UserDefaultsBackend(location: location, defaults: defaults), entries, problems)
+    }
+
+    /// The name of the persistent domain a suite's own values are kept in: the suite's name, or for
+    /// the standard defaults the bundle identifier (on Linux, where there is none, the process name).
+    static func domainName(suiteName: String?) -> String {
+        suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
     /// The stored key for a name in the suite: `namespace:name`, or a plain name in the global namespace.

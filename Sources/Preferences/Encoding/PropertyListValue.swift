@@ -11,6 +11,10 @@ package enum PropertyListValue {
     /// The single-entry dictionaries that carry a value `UserDefaults` cannot hold with its type.
     static let urlEnvelope = "_preferences.url"
     static let dateEnvelope = "_preferences.date"
+    /// A `Double` or `Float` a property list cannot hold exactly (`-0.0`, NaN with its payload,
+    /// infinities), as its bit pattern.
+    static let doubleEnvelope = "_preferences.double"
+    static let floatEnvelope = "_preferences.float"
 
     /// What a property-list object can mean, most natural first; empty for an object no stored
     /// value can be made of.
@@ -45,6 +49,16 @@ package enum PropertyListValue {
             {
                 return [.date(seconds)]
             }
+            if dictionary.count == 1, let inner = dictionary[doubleEnvelope],
+                case .signed(let bits)? = candidates(for: inner).first
+            {
+                return [.double(Double(bitPattern: UInt64(bitPattern: bits)))]
+            }
+            if dictionary.count == 1, let inner = dictionary[floatEnvelope],
+                case .signed(let bits)? = candidates(for: inner).first, let pattern = UInt32(exactly: bits)
+            {
+                return [.float(Float(bitPattern: pattern))]
+            }
             var items: [String: StoredValue] = [:]
             for (key, value) in dictionary {
                 guard let item = candidates(for: value).first else { return [] }
@@ -67,27 +81,38 @@ package enum PropertyListValue {
     /// The property-list object for a stored value, as the `UserDefaults` backend writes it.
     ///
     /// Natively where a property list holds the value exactly; in an envelope where it does not:
-    /// URLs everywhere (Linux keeps only a URL's path), and dates on Linux (its XML property lists
-    /// drop fractions of a second).
-    package static func object(for value: StoredValue) -> Any {
+    /// URLs everywhere (Linux keeps only a URL's path), dates on Linux (its XML property lists
+    /// drop fractions of a second), and `-0.0`, NaNs and infinities (which lose their sign, their
+    /// payload, or the reading back as a `Float`).
+    ///
+    /// With `envelopes` off, every value is written as the property list's own type, as a person
+    /// reading a property list expects: what the format cannot hold is then lost.
+    package static func object(for value: StoredValue, envelopes: Bool = true) -> Any {
         switch value {
         case .bool(let value): value
         case .signed(let value): value
         case .unsigned(let value): value
-        case .double(let value): value
-        case .float(let value): Double(value)
+        case .double(let value):
+            envelopes && !isExact(value) ? [doubleEnvelope: Int64(bitPattern: value.bitPattern)] : value
+        case .float(let value):
+            envelopes && !isExact(Double(value)) ? [floatEnvelope: Int64(value.bitPattern)] : Double(value)
         case .string(let value): value
         case .data(let value), .encoded(let value): value
-        case .url(let string): [urlEnvelope: string]
+        case .url(let string): envelopes ? [urlEnvelope: string] : string
         case .date(let seconds):
             #if canImport(Darwin)
                 Date(timeIntervalSinceReferenceDate: seconds)
             #else
-                [dateEnvelope: seconds]
+                envelopes ? [dateEnvelope: seconds] : Date(timeIntervalSinceReferenceDate: seconds)
             #endif
-        case .array(let items): items.map(object(for:))
-        case .dictionary(let items): items.mapValues(object(for:))
+        case .array(let items): items.map { object(for: $0, envelopes: envelopes) }
+        case .dictionary(let items): items.mapValues { object(for: $0, envelopes: envelopes) }
         }
+    }
+
+    /// Whether a property list holds the number exactly: finite, and not `-0.0`.
+    private static func isExact(_ value: Double) -> Bool {
+        value.isFinite && !(value == 0 && value.sign == .minus)
     }
 
     private static func unwrapped(_ object: Any) -> Any? {

@@ -149,6 +149,27 @@ extension PreferenceKey {
     }
 }
 
+extension PreferenceKey {
+    /// Not available: an optional key's default is always `nil`.
+    ///
+    /// Setting `nil` removes the stored value, so with any other default `nil` could never be read
+    /// back. Without this declaration the call would compile through the `Codable` initialiser and
+    /// store `nil` as JSON `null`, in another format than an optional key's.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: A default, which an optional key cannot have.
+    ///   - namespace: Where the name lives.
+    @available(
+        *, unavailable,
+        message: "an optional key's default is nil: write PreferenceKey<T?>(name), or PreferenceKey<T>(name, default:)"
+    )
+    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped? {
+        fatalError("unavailable")
+    }
+}
+
 extension PreferenceKey: CustomStringConvertible {
     /// The key as `namespace:name`, such as `app:theme`.
     public var description: String { "\(namespace):\(name)" }

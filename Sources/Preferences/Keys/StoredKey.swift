@@ -23,3 +23,18 @@ extension StoredKey: CustomStringConvertible {
     /// The key as `namespace:name`, such as `app:theme` or `com.vendor.sdk:flag`.
     public var description: String { "\(namespace):\(name)" }
 }
+
+extension StoredKey {
+    /// The first rule of key declarations this key breaks, in words, or `nil` if it breaks none: for
+    /// tools that take keys as text, which must not write where a declared key never could, such
+    /// as the library's reserved namespaces.
+    package var ruleBroken: String? {
+        if let rule = KeyValidation.violation(in: name, isNamespace: false) {
+            return "its name \(rule)"
+        }
+        if let identifier = namespace.customIdentifier, let rule = KeyValidation.violation(in: identifier, isNamespace: true) {
+            return "its namespace \(rule)"
+        }
+        return nil
+    }
+}

@@ -145,12 +145,15 @@ public struct ImportFromUserDefaults: PreferencesMigration {
         return MigrationResult(skipped.isEmpty ? summary : "\(summary); skipped \(skipped.joined(separator: "; "))")
     }
 
+    /// What the user stored: the persistent domain, without the registered defaults and launch
+    /// arguments that `dictionaryRepresentation()` mixes in, which nobody chose and which must
+    /// not become stored values.
     private func sourceValues() throws -> [String: Any] {
         switch source {
         case .standard:
-            return UserDefaults.standard.dictionaryRepresentation()
+            return UserDefaults.standard.persistentDomain(forName: UserDefaultsBackend.domainName(suiteName: nil)) ?? [:]
         case .suite(let name):
-            return UserDefaults(suiteName: name)?.dictionaryRepresentation() ?? [:]
+            return UserDefaults(suiteName: name)?.persistentDomain(forName: name) ?? [:]
         case .propertyListFile(let url):
             do {
                 let data = try Data(contentsOf: url)
