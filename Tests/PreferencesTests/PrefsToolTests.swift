@@ -270,6 +270,18 @@ struct PrefsToolTests {
         #expect(verify.output.contains("torn record of 3 bytes"))
     }
 
+    @Test func verifyCallsAFinalRecordThatIsWholeButWrongDamage() throws {
+        let directory = try sampleStore()
+        var bytes = Array(try Data(contentsOf: directory.logURL))
+        bytes[bytes.count - 2] ^= 0x10
+        try Data(bytes).write(to: directory.logURL)
+        let verify = try prefs(["verify", directory.storeURL.path])
+        #expect(verify.status == 1)
+        #expect(verify.output.contains("the log's last record is complete but does not verify"))
+        #expect(!verify.output.contains("torn record"))
+        #expect(Array(try Data(contentsOf: directory.logURL)) == bytes)
+    }
+
     @Test func ledgerAndCompact() throws {
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)

@@ -88,6 +88,9 @@ extension PreferenceKey {
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    // Disfavoured: `Optional` is `Codable` too, and Swift prefers this non-generic initialiser to
+    // the optional ones below, which would store an optional key's `nil` as JSON `null`.
+    @_disfavoredOverload
     public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
     where Value: Codable {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .codable)
@@ -150,23 +153,59 @@ extension PreferenceKey {
 }
 
 extension PreferenceKey {
-    /// Not available: an optional key's default is always `nil`.
+    /// Creates a key for an optional value of a type the store keeps natively, with a default.
     ///
-    /// Setting `nil` removes the stored value, so with any other default `nil` could never be read
-    /// back. Without this declaration the call would compile through the `Codable` initialiser and
-    /// store `nil` as JSON `null`, in another format than an optional key's.
+    /// Storing `nil` removes the stored value, so a read then returns `defaultValue`, not `nil`.
+    /// The value is stored as a non-optional key's would be.
     ///
     /// - Parameters:
     ///   - name: The key's name within its namespace.
-    ///   - defaultValue: A default, which an optional key cannot have.
-    ///   - namespace: Where the name lives.
-    @available(
-        *, unavailable,
-        message: "an optional key's default is nil: write PreferenceKey<T?>(name), or PreferenceKey<T>(name, default:)"
-    )
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
     public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
-    where Value == Wrapped? {
-        fatalError("unavailable")
+    where Value == Wrapped?, Wrapped: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.direct))
+    }
+
+    /// Creates a key for an optional `RawRepresentable` value, stored as its raw value, with a default.
+    ///
+    /// Storing `nil` removes the stored value, so a read then returns `defaultValue`, not `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.rawValue))
+    }
+
+    /// Creates a key for an optional `Codable` value, stored encoded as JSON, with a default.
+    ///
+    /// Storing `nil` removes the stored value, so a read then returns `defaultValue`, not `nil`;
+    /// `nil` is never stored as JSON `null`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: Codable {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.codable))
+    }
+
+    /// Creates a key for an optional value that is both `RawRepresentable` and `Codable`, stored as
+    /// its raw value, with a default.
+    ///
+    /// Storing `nil` removes the stored value, so a read then returns `defaultValue`, not `nil`.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - defaultValue: The value read when nothing is stored.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    where Value == Wrapped?, Wrapped: RawRepresentable & Codable, Wrapped.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.rawValue))
     }
 }
 
