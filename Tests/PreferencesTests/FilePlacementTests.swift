@@ -43,8 +43,10 @@ struct FilePlacementTests {
 
     @Test func aRelativeLinkToAStoreNotYetWrittenPointsWhereItWillBe() throws {
         let directory = try TemporaryDirectory()
-        try FileManager().createDirectory(at: directory.url.appendingPathComponent("real"), withIntermediateDirectories: true)
-        try FileManager().createSymbolicLink(atPath: directory.storeURL.path, withDestinationPath: "real/settings.store")
+        try FileManager().createDirectory(
+            at: directory.url.appendingPathComponent("real"), withIntermediateDirectories: true)
+        try FileManager().createSymbolicLink(
+            atPath: directory.storeURL.path, withDestinationPath: "real/settings.store")
         let store = try PreferencesStore(fileURL: directory.storeURL)
         try store.setValue(7, for: counter)
         #expect(

@@ -155,7 +155,8 @@ struct LogIntegrityTests {
         #expect(error?.filePath == directory.logURL.path)
         let reopened = try PreferencesStore(fileURL: directory.storeURL)
         #expect(reopened[counter] == 1)
-        #expect(damageReports(of: reopened).first?.description.contains("the log beside the snapshot is missing") == true)
+        #expect(
+            damageReports(of: reopened).first?.description.contains("the log beside the snapshot is missing") == true)
         #expect(damageReports(of: try PreferencesStore(fileURL: directory.storeURL)).isEmpty, "reported twice")
     }
 

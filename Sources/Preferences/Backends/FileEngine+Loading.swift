@@ -89,6 +89,8 @@ extension FileEngine {
     ///   - readOnly: Whether to open the log for reading only.
     ///   - acknowledged: The last commit the lock page records, to tell a complete log from one
     ///     that lost commits, and a write in progress from damage.
+    /// - Returns: The entries, the log to append to, and the damage found.
+    /// - Throws: A ``PreferencesError`` if a file cannot be read or a newer version wrote it.
     func load(readOnly: Bool, acknowledged: LockFile.Acknowledged?) throws(PreferencesError) -> Loaded {
         var loaded = Loaded()
         if let bytes = try fileSystem.readFile(at: location) {
@@ -174,7 +176,7 @@ extension FileEngine {
         }
         do throws(PreferencesError) {
             return (try fileSystem.openExisting(at: logPath, readOnly: false), nil)
-        } catch where error.isPermissionDenied {
+        } catch  where error.isPermissionDenied {
             let log = try fileSystem.openExisting(at: logPath, readOnly: true)
             return (log, "its log can be read but not written, so it is read-only (\(error))")
         }
@@ -224,7 +226,9 @@ extension FileEngine {
                     in: tail,
                     from: 0,
                     after: state.lastSequence,
-                    committedEnd: acknowledged.flatMap { $0.generation == state.generation ? $0.committedEnd - base : nil }
+                    committedEnd: acknowledged.flatMap {
+                        $0.generation == state.generation ? $0.committedEnd - base : nil
+                    }
                 )
                 replay.generation = state.generation
                 for record in replay.records {

@@ -35,7 +35,11 @@ enum LogFile {
 
     /// Replays a whole log.
     ///
-    /// - Parameter acknowledged: The last commit the lock page acknowledged, if it knows one.
+    /// - Parameters:
+    ///   - bytes: The log's bytes.
+    ///   - acknowledged: The last commit the lock page acknowledged, if it knows one.
+    /// - Returns: What the log holds, and how it ends.
+    /// - Throws: ``UnsupportedVersion`` for a log a newer version of the library wrote.
     static func replay(
         _ bytes: [UInt8],
         acknowledged: LockFile.Acknowledged? = nil

@@ -82,14 +82,15 @@ extension PreferenceKey {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .rawValue)
     }
 
+    // Disfavoured: `Optional` is `Codable` too, and Swift prefers this non-generic initialiser to
+    // the optional ones below, which would store an optional key's `nil` as JSON `null`.
+
     /// Creates a key for a `Codable` type, stored encoded as JSON.
     ///
     /// - Parameters:
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
-    // Disfavoured: `Optional` is `Codable` too, and Swift prefers this non-generic initialiser to
-    // the optional ones below, which would store an optional key's `nil` as JSON `null`.
     @_disfavoredOverload
     public convenience init(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
     where Value: Codable {
@@ -162,7 +163,9 @@ extension PreferenceKey {
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
-    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    public convenience init<Wrapped>(
+        _ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app
+    )
     where Value == Wrapped?, Wrapped: DirectPreferenceValue {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.direct))
     }
@@ -175,7 +178,9 @@ extension PreferenceKey {
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
-    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    public convenience init<Wrapped>(
+        _ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app
+    )
     where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: DirectPreferenceValue {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.rawValue))
     }
@@ -189,7 +194,9 @@ extension PreferenceKey {
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
-    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    public convenience init<Wrapped>(
+        _ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app
+    )
     where Value == Wrapped?, Wrapped: Codable {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.codable))
     }
@@ -203,7 +210,9 @@ extension PreferenceKey {
     ///   - name: The key's name within its namespace.
     ///   - defaultValue: The value read when nothing is stored.
     ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
-    public convenience init<Wrapped>(_ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app)
+    public convenience init<Wrapped>(
+        _ name: String, default defaultValue: Value, in namespace: PreferenceNamespace = .app
+    )
     where Value == Wrapped?, Wrapped: RawRepresentable & Codable, Wrapped.RawValue: DirectPreferenceValue {
         self.init(name: name, namespace: namespace, defaultValue: defaultValue, codec: .optional(.rawValue))
     }

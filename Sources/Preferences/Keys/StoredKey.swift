@@ -32,7 +32,9 @@ extension StoredKey {
         if let rule = KeyValidation.violation(in: name, isNamespace: false) {
             return "its name \(rule)"
         }
-        if let identifier = namespace.customIdentifier, let rule = KeyValidation.violation(in: identifier, isNamespace: true) {
+        if let identifier = namespace.customIdentifier,
+            let rule = KeyValidation.violation(in: identifier, isNamespace: true)
+        {
             return "its namespace \(rule)"
         }
         return nil

@@ -151,7 +151,8 @@ public struct ImportFromUserDefaults: PreferencesMigration {
     private func sourceValues() throws -> [String: Any] {
         switch source {
         case .standard:
-            return UserDefaults.standard.persistentDomain(forName: UserDefaultsBackend.domainName(suiteName: nil)) ?? [:]
+            return UserDefaults.standard.persistentDomain(forName: UserDefaultsBackend.domainName(suiteName: nil))
+                ?? [:]
         case .suite(let name):
             return UserDefaults(suiteName: name)?.persistentDomain(forName: name) ?? [:]
         case .propertyListFile(let url):
