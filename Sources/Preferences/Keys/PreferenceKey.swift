@@ -16,8 +16,8 @@
 ///
 /// The initialiser you call chooses how values are stored, at compile time: natively for a
 /// ``DirectPreferenceValue``, as the raw value for a `RawRepresentable` type whose raw value is
-/// direct, and encoded for any other `Codable` type. Optional values take no default: absence is
-/// `nil`, and assigning `nil` removes the entry.
+/// direct, and encoded for any other `Codable` type. An optional key reads `nil` when nothing is
+/// stored, unless it was given a default, and assigning `nil` removes the entry.
 ///
 /// A key's identity is its namespace and name. Names and namespaces that are empty, contain a
 /// control character or a colon, are not in Unicode Normalization Form C, or (for namespaces)
