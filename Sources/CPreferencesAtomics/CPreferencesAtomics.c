@@ -1,5 +1,34 @@
-// The atomic operations are `static inline` in the header; this file holds the mapping guard.
+// The atomic operations are `static inline` in the header; this file holds the waits on shared
+// words and the mapping guard.
 #include "CPreferencesAtomics.h"
+
+#if defined(__linux__)
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Not FUTEX_PRIVATE_FLAG: the word is in a file mapped by several processes, and a shared futex
+// is keyed by the file and offset, so a wake in one process reaches sleepers in every other.
+bool preferences_can_wait(void) { return true; }
+
+void preferences_wait(void *address, uint32_t expected) {
+    syscall(SYS_futex, address, FUTEX_WAIT, expected, NULL, NULL, 0);
+}
+
+void preferences_wake_all(void *address) {
+    syscall(SYS_futex, address, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+#else
+bool preferences_can_wait(void) { return false; }
+
+void preferences_wait(void *address, uint32_t expected) {
+    (void)address;
+    (void)expected;
+}
+
+void preferences_wake_all(void *address) { (void)address; }
+#endif
 
 #include <pthread.h>
 #include <signal.h>

@@ -7,6 +7,8 @@ struct Result: Encodable {
     var contender: String
     var p50Nanoseconds: Double
     var p95Nanoseconds: Double
+    /// For a latency, where the tail matters: the 99th percentile.
+    var p99Nanoseconds: Double? = nil
     /// For a file-size workload: the files' size at the end, the largest seen, and the live data.
     var bytes: Int? = nil
     var largestBytes: Int? = nil
@@ -17,6 +19,7 @@ struct Result: Encodable {
         case workload, n, contender
         case p50Nanoseconds = "p50_ns"
         case p95Nanoseconds = "p95_ns"
+        case p99Nanoseconds = "p99_ns"
         case bytes
         case largestBytes = "largest_bytes"
         case liveBytes = "live_bytes"
@@ -30,6 +33,7 @@ struct Result: Encodable {
         if p50Nanoseconds.isFinite {
             try container.encode(p50Nanoseconds, forKey: .p50Nanoseconds)
             try container.encode(p95Nanoseconds, forKey: .p95Nanoseconds)
+            try container.encodeIfPresent(p99Nanoseconds, forKey: .p99Nanoseconds)
         }
         try container.encodeIfPresent(bytes, forKey: .bytes)
         try container.encodeIfPresent(largestBytes, forKey: .largestBytes)

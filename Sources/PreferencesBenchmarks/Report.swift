@@ -31,6 +31,9 @@ func printReport(_ results: [Result]) {
             var line =
                 "  " + pad("\(row.n)", 7) + pad(row.contender, 35) + pad(formatted(row.p50Nanoseconds), 11)
                 + pad(formatted(row.p95Nanoseconds), 11)
+            if let p99 = row.p99Nanoseconds {
+                line += "p99 " + formatted(p99)
+            }
             if hasBaselines && row.contender.hasPrefix("Preferences") {
                 for (index, baseline) in baselines.enumerated() {
                     let base = rows.first { $0.contender == baseline && $0.n == row.n }

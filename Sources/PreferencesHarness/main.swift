@@ -19,6 +19,10 @@ import PreferencesHarnessKit
 //       Adds one to the harness counter COUNT times, with update.
 //   preferences-harness userdefaults SUITE
 //       Writes a few values to a UserDefaults suite, in $XDG_CONFIG_HOME on Linux.
+//   preferences-harness observe STORE
+//       Observes the harness counter, prints "ready", then "value V at T" for each value it is
+//       told of (T: the monotonic clock in nanoseconds), and otherwise sleeps until killed: an
+//       idle process with an observer.
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
@@ -68,6 +72,21 @@ do {
         for _ in 0..<count {
             try store.update(counter) { $0 += 1 }
         }
+    case "observe":
+        let store = try PreferencesStore(fileURL: storeURL)
+        let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
+        let observation = store.observe(counter) { value, _ in
+            FileHandle.standardOutput.write(Data("value \(value) at \(DispatchTime.now().uptimeNanoseconds)\n".utf8))
+        }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        // The test runner may start this process with signals blocked; `terminate()` must end it.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        pthread_sigmask(SIG_SETMASK, &signals, nil)
+        while true {
+            pause()
+        }
+        withExtendedLifetime(observation) {}
     case "migrate":
         guard arguments.count == 4, let count = Int(arguments[3]) else { fail("migrate needs STORE ACKS COUNT") }
         let store = try PreferencesStore(fileURL: storeURL)

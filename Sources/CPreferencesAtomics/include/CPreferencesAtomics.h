@@ -22,6 +22,32 @@ static inline uint64_t preferences_atomic_increment(void *address) {
     return atomic_fetch_add_explicit((_Atomic uint64_t *)address, 1, memory_order_acq_rel) + 1;
 }
 
+/// Adds one and returns the new value, ordered with every other sequentially consistent operation:
+/// for counts that two sides must each see the other's change of (see `preferences_wait`).
+static inline uint64_t preferences_atomic_increment_sequenced(void *address) {
+    return atomic_fetch_add_explicit((_Atomic uint64_t *)address, 1, memory_order_seq_cst) + 1;
+}
+
+static inline uint64_t preferences_atomic_decrement_sequenced(void *address) {
+    return atomic_fetch_sub_explicit((_Atomic uint64_t *)address, 1, memory_order_seq_cst) - 1;
+}
+
+static inline uint64_t preferences_atomic_load_sequenced(const void *address) {
+    return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_seq_cst);
+}
+
+// Waiting for another process to change a word in shared memory, without polling.
+
+/// Whether this platform can wait on a shared word (Linux: a futex); elsewhere a caller must poll.
+bool preferences_can_wait(void);
+
+/// Sleeps while the 32-bit word at `address` equals `expected`, until `preferences_wake_all` on the
+/// same word from any process. May return early (a signal, or a spurious wake-up); check again.
+void preferences_wait(void *address, uint32_t expected);
+
+/// Wakes every thread of every process sleeping in `preferences_wait` on the word at `address`.
+void preferences_wake_all(void *address);
+
 // A guard for pages mapped from files that another program may shorten.
 //
 // Touching a mapped page past the end of its file raises SIGBUS, which would kill the process. A

@@ -66,8 +66,8 @@ final class FileEngine: PreferencesBackend {
         lockFile?.commitCount ?? 0
     }
 
-    var hasOtherWriters: Bool {
-        lockFile != nil
+    func makeCommitWatcher() -> CommitWatcher? {
+        lockFile.map(CommitWatcher.init(lockFile:))
     }
 
     func catchUp() throws(PreferencesError) -> BackendUpdate {

@@ -5,7 +5,7 @@ struct InMemoryBackend: PreferencesBackend {
     /// Why writes are refused, for a store whose file could not be opened.
     var refusal: PreferencesError?
 
-    var hasOtherWriters: Bool { false }
+    func makeCommitWatcher() -> CommitWatcher? { nil }
     var commitCount: UInt64 { 0 }
 
     func catchUp() throws(PreferencesError) -> BackendUpdate {

@@ -8,9 +8,9 @@ protocol PreferencesBackend: Sendable {
     /// A path or name for messages.
     var location: String { get }
 
-    /// Whether another store or process can commit to these entries, so that a store should look out
-    /// for their commits while it has observers.
-    var hasOtherWriters: Bool { get }
+    /// What tells the store, while it has observers, of commits made elsewhere; `nil` when nobody
+    /// else can commit to these entries. Change detection lives here, with the files that change.
+    func makeCommitWatcher() -> CommitWatcher?
 
     /// How many commits have been made on these entries, by anyone; cheap enough for every read.
     ///

@@ -17,7 +17,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     private let defaults: UserDefaults
     var commitCount: UInt64 { 0 }
     /// Other processes may write the suite, but `UserDefaults` gives no way to notice.
-    var hasOtherWriters: Bool { false }
+    func makeCommitWatcher() -> CommitWatcher? { nil }
 
     private init(location: String, defaults: UserDefaults) {
         self.location = location

@@ -20,6 +20,7 @@ import CPreferencesAtomics
 /// 24  sequence      UInt64  its number in that generation's log (0: none since the compaction)
 /// 32  committedEnd  UInt64  where its record ends in the log
 /// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
+/// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
 /// ```
 ///
 /// A store compares the count with the last one it saw before each read: one atomic load, and only
@@ -57,6 +58,7 @@ final class LockFile: @unchecked Sendable {
         case sequence = 24
         case committedEnd = 32
         case recorded = 40
+        case waiters = 48
     }
 
     /// The last commit a writer acknowledged, as the page records it.
@@ -156,7 +158,11 @@ final class LockFile: @unchecked Sendable {
             preferences_atomic_store(word(.sequence), acknowledged.sequence)
             preferences_atomic_store(word(.committedEnd), UInt64(acknowledged.committedEnd))
             preferences_atomic_store(word(.recorded), 1)
-            let count = preferences_atomic_increment(word(.commitCount))
+            let count = preferences_atomic_increment_sequenced(word(.commitCount))
+            // A system call only when someone, in any process, sleeps on the count.
+            if preferences_atomic_load_sequenced(word(.waiters)) > 0 {
+                preferences_wake_all(word(.commitCount))
+            }
             // Shortened while this ran: what was written went to a page of zeros nobody else sees.
             guard preferences_guard_is_lost(guardSlot), (try? restorePage(exclusive: true)) != nil else {
                 return count
@@ -194,6 +200,27 @@ final class LockFile: @unchecked Sendable {
 
     func unlock() {
         flock(descriptor, LOCK_UN)
+    }
+
+    /// Whether ``waitForCommit(after:)`` can sleep on this platform; where it cannot, poll.
+    static var canWait: Bool { preferences_can_wait() }
+
+    /// Sleeps until the commit count differs from `count`, or ``wakeWaiters()``; may return early.
+    ///
+    /// It sleeps on the count's low 32 bits (the first four bytes of the little-endian word). The
+    /// waiters' count and the commit count are each changed before the other is read, on both sides,
+    /// so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
+    func waitForCommit(after count: UInt64) {
+        preferences_atomic_increment_sequenced(word(.waiters))
+        if preferences_atomic_load_sequenced(word(.commitCount)) == count {
+            preferences_wait(word(.commitCount), UInt32(truncatingIfNeeded: count))
+        }
+        preferences_atomic_decrement_sequenced(word(.waiters))
+    }
+
+    /// Wakes every thread sleeping in ``waitForCommit(after:)``, in every process.
+    func wakeWaiters() {
+        preferences_wake_all(word(.commitCount))
     }
 
     /// Maps the file again if the page was lost, and sets it up if it holds no page yet.

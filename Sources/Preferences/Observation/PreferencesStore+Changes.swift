@@ -125,10 +125,10 @@ extension PreferencesStore {
             start()
             return changeHub.add(filter, deliver: deliver)
         }
-        otherWritersMonitor?.update(isNeeded: true)
-        return PreferencesObservation { [changeHub, otherWritersMonitor] in
+        commitWatcher?.update(isNeeded: true)
+        return PreferencesObservation { [changeHub, commitWatcher] in
             changeHub.remove(id)
-            otherWritersMonitor?.update(isNeeded: changeHub.hasObservers)
+            commitWatcher?.update(isNeeded: changeHub.hasObservers)
         }
     }
 }

@@ -56,9 +56,9 @@ public final class PreferencesStore: Sendable {
     let errorChannel: ErrorChannel
     /// The observers, and the committed changes on their way to them.
     let changeHub: ChangeHub
-    /// Looks for other processes' commits while anyone observes; `nil` for a store whose backend
-    /// cannot be written by another.
-    let otherWritersMonitor: OtherWritersMonitor?
+    /// Tells of other stores' and processes' commits while anyone observes; `nil` for a store whose
+    /// backend cannot be written by another.
+    let commitWatcher: CommitWatcher?
     #if canImport(Observation)
         /// Tracks, for the Observation framework, which keys a view or model read.
         let observationRegistrar = ObservationRegistrar()
@@ -88,9 +88,9 @@ public final class PreferencesStore: Sendable {
         let changeHub = ChangeHub()
         self.changeHub = changeHub
         writeLock = WriteLock(afterRelease: { changeHub.deliverPending() })
-        otherWritersMonitor = backend.hasOtherWriters ? OtherWritersMonitor() : nil
+        commitWatcher = backend.makeCommitWatcher()
         errorChannel.report(problems)
-        otherWritersMonitor?.setCheck { [weak self] in self?.catchUpIfNeeded() }
+        commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
         changeHub.announce(to: self)
     }
 

@@ -102,6 +102,20 @@ final class RunningProcess {
         printed.withLock { $0 }
     }
 
+    /// How many times the process's threads have been switched out so far, willingly or not: each
+    /// time it slept and woke, or was preempted.
+    var contextSwitches: Int {
+        let tasks = (try? FileManager().contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let status =
+                (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/status", encoding: .utf8))
+                ?? ""
+            return total
+                + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
+        }
+    }
+
     /// Waits up to ten seconds for `text` to appear in the output, and records an issue if it does not.
     func waitFor(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let deadline = Date().addingTimeInterval(10)

@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// Changes committed by one process reaching another's observers: woken by the writer, with no
+/// timer, and nothing at all while nothing changes.
+@Suite(.enabled(if: LockFile.canWait, "this platform watches by polling"))
+struct CrossProcessDeliveryTests {
+    private let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
+
+    @Test func anIdleProcessWithAnObserverDoesNotWakeUp() throws {
+        let directory = try TemporaryDirectory()
+        let observer = try ChildProcess.startCollectingOutput(
+            "PreferencesHarness", ["observe", directory.storeURL.path])
+        observer.waitFor("ready")
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = observer.contextSwitches
+        Thread.sleep(forTimeInterval: 3)
+        let wakeUps = observer.contextSwitches - before
+        // A 50 ms poll would make about 60 here.
+        #expect(wakeUps <= 2, "\(wakeUps) wake-ups in 3 s with nothing to deliver")
+
+        try PreferencesStore(fileURL: directory.storeURL).setValue(1, for: counter)
+        observer.waitFor("value 1 ")
+    }
+
+    @Test func anotherProcesssWritesArriveWithinMilliseconds() throws {
+        let directory = try TemporaryDirectory()
+        let observer = try ChildProcess.startCollectingOutput(
+            "PreferencesHarness", ["observe", directory.storeURL.path])
+        observer.waitFor("ready")
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        var latencies: [Double] = []
+        for value in 1...200 {
+            try store.setValue(value, for: counter)
+            let written = DispatchTime.now().uptimeNanoseconds
+            observer.waitFor("value \(value) at ")
+            let line = try #require(observer.output.split(separator: "\n").last { $0.hasPrefix("value \(value) at ") })
+            let arrived = try #require(UInt64(line.split(separator: " ").last ?? ""))
+            latencies.append(Double(arrived) - Double(written))
+        }
+        latencies.sort()
+        let median = latencies[latencies.count / 2] / 1e6
+        let p99 = latencies[latencies.count * 99 / 100] / 1e6
+        // Generous bounds for a busy machine; the benchmark measures the real figures.
+        #expect(median < 20, "median \(median) ms")
+        #expect(p99 < 200, "p99 \(p99) ms")
+    }
+}
