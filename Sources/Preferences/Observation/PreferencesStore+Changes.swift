@@ -1,6 +1,13 @@
+import Dispatch
+import Foundation
+
 extension PreferencesStore {
     /// The values of a key as they change: first its current value, unless `initial` is `false`,
     /// then the value of each commit that changes it, in commit order.
+    ///
+    /// The stream keeps only the newest value for a consumer that falls behind: it is for showing
+    /// the current value, not for counting changes (``changes(forAnyOf:)`` gives every commit). It
+    /// delivers in the consuming task's isolation, so a loop on the main actor needs no hop.
     ///
     /// ```swift
     /// for await theme in store.changes(for: .theme) {
@@ -17,7 +24,7 @@ extension PreferencesStore {
     ///   - initial: Whether the stream starts with the key's current value.
     /// - Returns: The key's values; its default when the entry is removed or does not read as its type.
     public func changes<Value>(for key: PreferenceKey<Value>, initial: Bool = true) -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
         let observation = observe(key) { value, _ in
             continuation.yield(value)
         } start: { current in
@@ -55,7 +62,11 @@ extension PreferencesStore {
     /// observation is cancelled or released.
     ///
     /// The handler runs on the thread that delivers the change, after the store released its
-    /// locks; it may read and write the store.
+    /// locks; it may read and write the store. For delivery on the main actor, use
+    /// ``observeOnMainActor(_:handler:)``.
+    ///
+    /// When the new stored value does not read as the key's type, the handler receives the key's
+    /// default and the problem is reported through ``errors``, as the subscript reports it.
     ///
     /// - Parameters:
     ///   - key: The key to watch.
@@ -66,6 +77,43 @@ extension PreferencesStore {
         handler: @escaping @Sendable (Value, PreferencesChange) -> Void
     ) -> PreferencesObservation {
         observe(key, handler: handler, start: { _ in })
+    }
+
+    /// Calls `handler` on the main actor with a key's value after each commit that changes it, until
+    /// the returned observation is cancelled or released: for code that updates a user interface.
+    ///
+    /// Changes arrive in commit order. One delivered on the main thread runs the handler at once;
+    /// one delivered on another thread is queued on the main queue.
+    ///
+    /// ```swift
+    /// observation = store.observeOnMainActor(.theme) { theme, _ in
+    ///     window.apply(theme)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key to watch.
+    ///   - handler: Receives the key's new value (its default when removed) and the change.
+    /// - Returns: The observation; keep it for as long as `handler` should be called.
+    public func observeOnMainActor<Value>(
+        _ key: PreferenceKey<Value>,
+        handler: @escaping @MainActor @Sendable (Value, PreferencesChange) -> Void
+    ) -> PreferencesObservation {
+        // Changes still queued: while there are any, one delivered on the main thread queues too,
+        // so that it cannot overtake them. The main queue runs in order.
+        let queued = Locked(0)
+        return observe(key) { value, change in
+            let runsNow = Thread.isMainThread && queued.withLock { $0 == 0 }
+            if runsNow {
+                MainActor.assumeIsolated { handler(value, change) }
+                return
+            }
+            queued.withLock { $0 += 1 }
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated { handler(value, change) }
+                queued.withLock { $0 -= 1 }
+            }
+        }
     }
 
     /// Calls `handler` after each commit that changes any of the given keys, until the returned
@@ -104,9 +152,18 @@ extension PreferencesStore {
         let storageKey = storageKey(for: key)
         let codec = key.codec
         let defaultValue = key.defaultValue
-        let deliver: @Sendable (CommittedChange) -> Void = { [appNamespace] change in
+        let storedKey = storedKey(for: storageKey)
+        let deliver: @Sendable (CommittedChange) -> Void = { [appNamespace, errorChannel] change in
             for entry in change.changes where entry.key == storageKey {
-                let value = entry.value.flatMap { try? codec.decode($0) } ?? defaultValue
+                var value = defaultValue
+                if let stored = entry.value {
+                    do throws(DecodeFailure) {
+                        value = try codec.decode(stored)
+                    } catch {
+                        errorChannel.report(
+                            self.readFailure(error, key: storedKey, stored: stored, expected: Value.self))
+                    }
+                }
                 handler(value, change.publicChange(appNamespace: appNamespace))
             }
         }

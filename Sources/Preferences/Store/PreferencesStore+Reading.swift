@@ -122,14 +122,7 @@ extension PreferencesStore {
         do throws(DecodeFailure) {
             value = try codec.decode(stored)
         } catch {
-            switch error {
-            case .mismatch:
-                throw .typeMismatch(key: storedKey(for: storageKey), stored: stored, expected: Value.self)
-            case .invalid(let reason):
-                throw PreferencesError(
-                    .decodingFailed(key: storedKey(for: storageKey), expected: typeName(Value.self), reason: reason)
-                )
-            }
+            throw readFailure(error, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
         }
         if codec.cachesDecodedValues {
             cache(value, of: Value.self, for: storageKey, generation: slot.generation)
@@ -217,6 +210,21 @@ extension PreferencesStore {
             let commitCount = backend.commitCount
             state.withLock { $0.seenCommitCount = commitCount }
             errorChannel.report(error)
+        }
+    }
+
+    /// The error for a stored value that does not decode as a key's type.
+    func readFailure(
+        _ failure: DecodeFailure,
+        key: StoredKey,
+        stored: StoredValue,
+        expected: any Any.Type
+    ) -> PreferencesError {
+        switch failure {
+        case .mismatch:
+            .typeMismatch(key: key, stored: stored, expected: expected)
+        case .invalid(let reason):
+            PreferencesError(.decodingFailed(key: key, expected: typeName(expected), reason: reason))
         }
     }
 
