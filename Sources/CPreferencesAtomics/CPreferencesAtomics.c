@@ -127,6 +127,12 @@ bool preferences_guard_take_lost(int slot) {
     return slot >= 0 && slot < slot_count && atomic_exchange(&slots[slot].lost, false);
 }
 
+void preferences_guard_mark_lost(int slot) {
+    if (slot >= 0 && slot < slot_count) {
+        atomic_store(&slots[slot].lost, true);
+    }
+}
+
 bool preferences_guard_is_lost(int slot) {
     return slot >= 0 && slot < slot_count && atomic_load(&slots[slot].lost);
 }

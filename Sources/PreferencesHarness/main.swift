@@ -23,6 +23,9 @@ import PreferencesHarnessKit
 //       Observes the harness counter, prints "ready", then "value V at T" for each value it is
 //       told of (T: the monotonic clock in nanoseconds), and otherwise sleeps until killed: an
 //       idle process with an observer.
+//   preferences-harness hold STORE SECONDS
+//       Sets the harness counter to 1, then holds the store's exclusive lock for SECONDS inside a
+//       transaction that sets it to 2, printing "holding" once it has the lock.
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
@@ -71,6 +74,16 @@ do {
         let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
         for _ in 0..<count {
             try store.update(counter) { $0 += 1 }
+        }
+    case "hold":
+        guard arguments.count == 3, let seconds = Double(arguments[2]) else { fail("hold needs STORE SECONDS") }
+        let store = try PreferencesStore(fileURL: storeURL)
+        let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
+        try store.setValue(1, for: counter)
+        try store.transaction { preferences in
+            preferences[counter] = 2
+            FileHandle.standardOutput.write(Data("holding\n".utf8))
+            Thread.sleep(forTimeInterval: seconds)
         }
     case "observe":
         let store = try PreferencesStore(fileURL: storeURL)

@@ -65,29 +65,39 @@ struct LockFileTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL)[counter] == 5)
     }
 
-    /// Each deletion comes once the writers have moved to the lock file made after the last one.
-    /// (Deleting it again while a writer still holds an older one, or opening the store exactly
-    /// while a deleted lock file is held, lets two writers lock different files: no check after
-    /// locking can see a lock held on a file nobody can find any more.)
-    @Test func twoWriterProcessesLoseNothingWhileTheLockFileIsDeletedAgainAndAgain() throws {
+    /// A writer started after the lock file was deleted under another locks the same file as it.
+    ///
+    /// Without the check after locking, the two would lock different files. What no check can see,
+    /// a lock held on a file nobody can find any more, is kept out of the test: the second writer
+    /// starts once the first has moved on, as the durability article says it must.
+    @Test func aWriterStartedAfterTheLockFileWasDeletedLocksTheSameFileAsTheOneAlreadyWriting() throws {
         let directory = try TemporaryDirectory()
         _ = try PreferencesStore(fileURL: directory.storeURL)
-        let children = try (0..<2).map { index in
-            try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "p\(index)", "2000"])
+        func hasWritten(_ prefix: String) -> Bool {
+            let log = (try? Data(contentsOf: directory.logURL)) ?? Data()
+            return log.range(of: Data("\(prefix)-".utf8)) != nil
         }
-        var deletions = 0
-        while children.contains(where: { $0.process.isRunning }) {
-            if unlink(directory.lockURL.path) == 0 {
-                deletions += 1
+        func waitUntil(_ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(5)
+            while !condition() && Date() < deadline {
+                usleep(1_000)
             }
-            usleep(20_000)
         }
-        for child in children {
+        let first = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "p0", "6000"])
+        waitUntil { hasWritten("p0") }
+        #expect(unlink(directory.lockURL.path) == 0)
+        // The first writer's next lock finds the path empty and makes the new lock file.
+        waitUntil { FileManager().fileExists(atPath: directory.lockURL.path) }
+        #expect(FileManager().fileExists(atPath: directory.lockURL.path), "the writer still locks the deleted file")
+        let second = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "p1", "3000"])
+        waitUntil { hasWritten("p1") }
+        // Deleted again while both write: both move to the next lock file.
+        #expect(unlink(directory.lockURL.path) == 0)
+        for child in [first, second] {
             let (status, errors) = child.wait()
             #expect(status == 0, "\(errors)")
         }
-        #expect(deletions > 0, "the lock file was never deleted while the writers ran")
         let store = try PreferencesStore(fileURL: directory.storeURL)
-        #expect(store.storedKeys(in: .custom("harness")).count == 4_000)
+        #expect(store.storedKeys(in: .custom("harness")).count == 9_000)
     }
 }

@@ -136,7 +136,13 @@ struct LogIntegrityTests {
         try Data(bytes.prefix(recordBounds(of: bytes)[2])).write(to: directory.logURL)
 
         #expect(reader[counter] == 2)
-        let reported = reader.errorChannel.takeBacklog()
+        // The read cannot catch up without the lock; the catch-up under it follows and reports.
+        var reported: [PreferencesError] = []
+        let deadline = Date().addingTimeInterval(5)
+        while reported.isEmpty && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+            reported = reader.errorChannel.takeBacklog()
+        }
         #expect(reported.first?.code == .damagedFile)
         #expect(reported.first?.description.contains("commits up to 3 were acknowledged") == true)
     }

@@ -204,7 +204,11 @@ struct ObservationTests {
                 fired.withLock { $0 = true }
             }
             other[.count] = 9
-            _ = store.storedKeys()  // catches up
+            #expect(store[.count] == 9)  // catches up; the change is announced after the read returns
+            let deadline = Date().addingTimeInterval(5)
+            while !fired.withLock({ $0 }) && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
             #expect(fired.withLock { $0 })
         }
     #endif

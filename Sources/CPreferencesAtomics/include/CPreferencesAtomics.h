@@ -66,6 +66,9 @@ void preferences_guard_unregister(int slot);
 /// Whether the pages of `slot` were replaced by zeros since the last call; clears the mark.
 bool preferences_guard_take_lost(int slot);
 
+/// Marks the pages of `slot` as lost again, after an attempt to map them again failed.
+void preferences_guard_mark_lost(int slot);
+
 /// Whether the pages of `slot` were replaced by zeros; does not clear the mark.
 bool preferences_guard_is_lost(int slot);
 

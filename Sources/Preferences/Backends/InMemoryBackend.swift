@@ -8,6 +8,10 @@ struct InMemoryBackend: PreferencesBackend {
     func makeCommitWatcher() -> CommitWatcher? { nil }
     var commitCount: UInt64 { 0 }
 
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool {
+        true
+    }
+
     func catchUp() throws(PreferencesError) -> BackendUpdate {
         BackendUpdate(commitCount: 0)
     }

@@ -20,6 +20,15 @@ protocol PreferencesBackend: Sendable {
     /// The changes committed elsewhere since the last catch-up, in commit order.
     func catchUp() throws(PreferencesError) -> BackendUpdate
 
+    /// The same, for a read: without waiting for any lock another process or a writer may hold,
+    /// and without reporting or repairing anything.
+    ///
+    /// Calls `apply` with what it found while still holding the backend's own lock, so that the
+    /// store's memory takes commits in the order the backend does.
+    ///
+    /// - Returns: `false` when that cannot be done just now, for a ``catchUp()`` to do instead.
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool
+
     /// Runs `body` with writers everywhere else locked out, after catching up with them.
     ///
     /// `body` receives the changes it caught up with, and commits with ``commit(_:durability:)``.

@@ -70,6 +70,10 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         key.namespace.isEmpty ? key.name : "\(key.namespace)\(KeyValidation.separator)\(key.name)"
     }
 
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool {
+        true
+    }
+
     func catchUp() throws(PreferencesError) -> BackendUpdate {
         BackendUpdate(commitCount: 0)
     }

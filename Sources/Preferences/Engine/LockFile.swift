@@ -223,11 +223,28 @@ final class LockFile: @unchecked Sendable {
         preferences_wake_all(word(.commitCount))
     }
 
+    /// Maps the file again, without the lock, if the page was lost to another program shortening it.
+    ///
+    /// Mapping the file again and lengthening it back are safe to race; setting up the page is left
+    /// to the next writer.
+    func mapAgainIfLost() {
+        try? mapAgainIfNeeded()
+    }
+
+    /// Maps the file again if the page was lost; should that fail, the page stays marked lost.
+    private func mapAgainIfNeeded() throws(PreferencesError) {
+        guard preferences_guard_take_lost(guardSlot) else { return }
+        do throws(PreferencesError) {
+            try map(descriptor)
+        } catch {
+            preferences_guard_mark_lost(guardSlot)
+            throw error
+        }
+    }
+
     /// Maps the file again if the page was lost, and sets it up if it holds no page yet.
     private func restorePage(exclusive: Bool) throws(PreferencesError) {
-        if preferences_guard_take_lost(guardSlot) {
-            try map(descriptor)
-        }
+        try mapAgainIfNeeded()
         if exclusive && preferences_atomic_load(word(.magic)) != Self.magic {
             preferences_atomic_store(word(.recorded), 0)
             preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))

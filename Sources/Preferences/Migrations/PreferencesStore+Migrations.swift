@@ -67,7 +67,7 @@ extension PreferencesStore {
 
     /// The ledger: every migration applied to this store, oldest first.
     public var appliedMigrations: [AppliedMigration] {
-        catchUpIfNeeded()
+        catchUpForRead()
         let entries = state.withLock { state in
             state.slots.compactMap { key, slot -> AppliedMigration? in
                 guard key.namespace == AppliedMigration.ledgerNamespace, let stored = slot.stored else { return nil }
@@ -79,7 +79,7 @@ extension PreferencesStore {
 
     /// Whether the ledger in memory records the migration: the cheap check before any lock.
     private func isApplied(_ id: String) -> Bool {
-        catchUpIfNeeded()
+        catchUpForRead()
         let key = AppliedMigration.ledgerKey(for: id)
         return state.withLock { $0.slots[key]?.stored != nil }
     }

@@ -40,6 +40,11 @@ final class ChangeHub: Sendable {
 
     private let state = Locked(State())
 
+    /// Whether changes wait to be delivered.
+    var hasPending: Bool {
+        state.withLock { !$0.queue.isEmpty }
+    }
+
     /// Whether anyone is watching, so that the store knows to look out for other processes' commits.
     var hasObservers: Bool {
         state.withLock { !$0.observers.isEmpty }

@@ -55,7 +55,7 @@ extension PreferencesStore {
     /// - Parameter key: The key to look for.
     /// - Returns: `true` if the store holds an entry under the key's namespace and name.
     public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
-        catchUpIfNeeded()
+        catchUpForRead()
         let storageKey = storageKey(for: key)
         return state.withLock { $0.slots[storageKey]?.stored != nil }
     }
@@ -66,7 +66,7 @@ extension PreferencesStore {
     /// - Returns: The stored keys; entries in this store's app namespace have the namespace
     ///   ``PreferenceNamespace/app``.
     public func storedKeys(in namespace: PreferenceNamespace? = nil) -> [StoredKey] {
-        catchUpIfNeeded()
+        catchUpForRead()
         let resolved = namespace?.resolved(appNamespace: appNamespace)
         let keys = state.withLock { state in
             state.slots.compactMap { key, slot in
@@ -91,7 +91,7 @@ extension PreferencesStore {
 
     /// The value stored at a key, in its stored form.
     func storedValue(at key: StorageKey) -> StoredValue? {
-        catchUpIfNeeded()
+        catchUpForRead()
         return state.withLock { $0.slots[key]?.stored }
     }
 
@@ -147,7 +147,7 @@ extension PreferencesStore {
         if let slot = slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess) {
             return slot
         }
-        catchUp()
+        catchUpForRead()
         return slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true)!
     }
 
@@ -186,30 +186,6 @@ extension PreferencesStore {
                 slot.decoded = value
                 slot.decodedType = ObjectIdentifier(type)
             }
-        }
-    }
-
-    /// Catches up if the backend's commit count shows a commit memory has not seen.
-    func catchUpIfNeeded() {
-        let commitCount = backend.commitCount
-        if state.withLock({ $0.seenCommitCount != commitCount }) {
-            catchUp()
-        }
-    }
-
-    /// Applies the commits made elsewhere.
-    ///
-    /// A failure is reported, and memory marked current so that the next reads do not retry it;
-    /// the next commit catches up under the exclusive lock.
-    func catchUp() {
-        do {
-            try writeLock.withLock { () throws(PreferencesError) in
-                absorb(try backend.catchUp())
-            }
-        } catch {
-            let commitCount = backend.commitCount
-            state.withLock { $0.seenCommitCount = commitCount }
-            errorChannel.report(error)
         }
     }
 

@@ -5,6 +5,8 @@ struct StoreState {
     var slots: [StorageKey: Slot] = [:]
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
+    /// Whether a catch-up a read could not do is on its way.
+    var isCatchingUpInBackground = false
 
     /// Applies changes committed elsewhere, or by this store.
     ///

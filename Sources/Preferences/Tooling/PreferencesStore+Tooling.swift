@@ -6,7 +6,7 @@ import Foundation
 extension PreferencesStore {
     /// Every entry outside the reserved namespaces, sorted by namespace and name, as stored.
     package func storedEntries() -> [(key: StoredKey, value: StoredValue)] {
-        catchUpIfNeeded()
+        catchUpForRead()
         let entries = state.withLock { state in
             state.slots.compactMap { key, slot -> (StorageKey, StoredValue)? in
                 guard !key.isReserved, let stored = slot.stored else { return nil }
