@@ -4,6 +4,12 @@ import Testing
 
 @testable import Preferences
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Changes committed by one process reaching another's observers: woken by the writer, with no
 /// timer, and nothing at all while nothing changes.
 @Suite(.enabled(if: LockFile.canWait, "this platform watches by polling"))
@@ -19,8 +25,10 @@ struct CrossProcessDeliveryTests {
         let before = observer.contextSwitches
         Thread.sleep(forTimeInterval: 3)
         let wakeUps = observer.contextSwitches - before
-        // A 50 ms poll would make about 60 here.
-        #expect(wakeUps <= 2, "\(wakeUps) wake-ups in 3 s with nothing to deliver")
+        // A 50 ms poll would make about 60 here. Under ThreadSanitizer its own thread wakes ten
+        // times a second in every process.
+        let allowed = dlsym(nil, "__tsan_init") == nil ? 2 : 35
+        #expect(wakeUps <= allowed, "\(wakeUps) wake-ups in 3 s with nothing to deliver")
 
         try PreferencesStore(fileURL: directory.storeURL).setValue(1, for: counter)
         observer.waitFor("value 1 ")

@@ -20,7 +20,9 @@ public import Foundation
 /// }
 /// ```
 ///
-/// Reads are served from memory and never touch the disk. Every write goes to the backend before
+/// Reads are served from memory. A read that finds another process committed since reads what it
+/// appended, without waiting for any lock that process may hold, and leaves delivering the change to
+/// observers to another thread. Every write goes to the backend before
 /// the store's memory changes, so what you read is always what is stored. A write of an identical
 /// value is not written at all.
 ///
@@ -50,8 +52,9 @@ public final class PreferencesStore: Sendable {
     let state: Locked<StoreState>
     /// The lock that makes writers go one at a time.
     ///
-    /// Held for the whole of a commit, and for a transaction's body, while readers take only the
-    /// lock of `state` and never wait for the disk. Recursive, so that a transaction's body can write.
+    /// Held for the whole of a commit, and for a transaction's body. Readers never take it: they take
+    /// the lock of `state`, and to catch up, the backend's own short lock. Recursive, so that a
+    /// transaction's body can write.
     let writeLock: WriteLock
     let errorChannel: ErrorChannel
     /// The observers, and the committed changes on their way to them.
