@@ -193,6 +193,27 @@ struct ObservationTests {
             #expect(fired.withLock { $0 } == 1)
         }
 
+        @Test func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws {
+            let directory = try TemporaryDirectory()
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            let key = PreferenceKey<Int>("child-2", default: -1, in: .custom("harness"))
+            let fired = Locked(false)
+            withObservationTracking {
+                _ = store[key]
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            let child = try ChildProcess.start(
+                "PreferencesHarness", ["distinct", directory.storeURL.path, "child", "3"])
+            let (status, errors) = child.wait()
+            #expect(status == 0, "\(errors)")
+            let deadline = Date().addingTimeInterval(5)
+            while !fired.withLock({ $0 }) && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            #expect(fired.withLock { $0 }, "a view reading the key would not redraw")
+        }
+
         @Test func observationTrackingSeesAChangeMadeByAnotherStore() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)

@@ -70,23 +70,27 @@ final class FileEngine: PreferencesBackend {
         lockFile.map(CommitWatcher.init(lockFile:))
     }
 
-    func catchUp() throws(PreferencesError) -> BackendUpdate {
-        guard let lockFile else { return BackendUpdate(commitCount: 0) }
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {
+        guard let lockFile else { return apply(BackendUpdate(commitCount: 0)) }
         let (depth, seen) = state.withLock { ($0.exclusiveDepth, $0.seenCount) }
         // Inside exclusive access nobody else can commit: this engine is already current.
         if depth > 0 || lockFile.commitCount == seen {
-            return BackendUpdate(commitCount: seen)
+            return apply(BackendUpdate(commitCount: seen))
         }
         try lockFile.lock(exclusive: false)
         defer { lockFile.unlock() }
-        return try state.withLock { (state: inout State) throws(PreferencesError) in
-            try catchUpLocked(&state, canRepair: false)
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            apply(try catchUpLocked(&state, canRepair: false))
         }
     }
 
-    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result {
+    func withExclusiveAccess<Result>(
+        _ apply: (BackendUpdate) -> Void,
+        _ body: () throws -> Result
+    ) throws -> Result {
         guard let lockFile else {
-            return try body(BackendUpdate(commitCount: 0))
+            apply(BackendUpdate(commitCount: 0))
+            return try body()
         }
         let isOutermost = state.withLock { state in
             state.exclusiveDepth += 1
@@ -102,13 +106,14 @@ final class FileEngine: PreferencesBackend {
             }
         }
         guard isOutermost else {
-            return try body(BackendUpdate(commitCount: state.withLock { $0.seenCount }))
+            apply(BackendUpdate(commitCount: state.withLock { $0.seenCount }))
+            return try body()
         }
         try lockFile.lock(exclusive: true)
-        let update = try state.withLock { (state: inout State) throws(PreferencesError) in
-            try catchUpLocked(&state, canRepair: true)
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            apply(try catchUpLocked(&state, canRepair: true))
         }
-        return try body(update)
+        return try body()
     }
 
     func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {

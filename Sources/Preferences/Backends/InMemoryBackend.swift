@@ -12,12 +12,11 @@ struct InMemoryBackend: PreferencesBackend {
         true
     }
 
-    func catchUp() throws(PreferencesError) -> BackendUpdate {
-        BackendUpdate(commitCount: 0)
-    }
+    /// Nobody else commits here: there is never anything to catch up with.
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {}
 
-    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result {
-        try body(BackendUpdate(commitCount: 0))
+    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
+        try body()
     }
 
     func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {

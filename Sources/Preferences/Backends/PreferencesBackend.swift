@@ -2,8 +2,8 @@
 ///
 /// A store keeps every entry in memory and serves reads from there; a backend makes committed
 /// changes durable and tells the store about changes committed elsewhere: by another store on the
-/// same files, in this process or another. The store calls every method but ``commitCount`` with
-/// its write lock held.
+/// same files, in this process or another. The store calls ``commit(_:durability:)``,
+/// ``withExclusiveAccess(_:_:)`` and ``catchUp(_:)`` with its write lock held.
 protocol PreferencesBackend: Sendable {
     /// A path or name for messages.
     var location: String { get }
@@ -17,23 +17,24 @@ protocol PreferencesBackend: Sendable {
     /// When it differs from the count a store last saw, ``catchUp()`` has something to deliver.
     var commitCount: UInt64 { get }
 
-    /// The changes committed elsewhere since the last catch-up, in commit order.
-    func catchUp() throws(PreferencesError) -> BackendUpdate
-
-    /// The same, for a read: without waiting for any lock another process or a writer may hold,
-    /// and without reporting or repairing anything.
+    /// Catches up with the changes committed elsewhere since the last catch-up.
     ///
-    /// Calls `apply` with what it found while still holding the backend's own lock, so that the
-    /// store's memory takes commits in the order the backend does.
+    /// Calls `apply` with them, in commit order, while still holding the backend's own lock, so
+    /// that the store's memory takes commits in the order the backend does and a read never finds
+    /// the backend current and the store's memory behind.
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError)
+
+    /// Catches up as ``catchUp(_:)`` does, for a read: without waiting for any lock another process or a writer may hold,
+    /// and without reporting or repairing anything.
     ///
     /// - Returns: `false` when that cannot be done just now, for a ``catchUp()`` to do instead.
     func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool
 
     /// Runs `body` with writers everywhere else locked out, after catching up with them.
     ///
-    /// `body` receives the changes it caught up with, and commits with ``commit(_:durability:)``.
-    /// Calls may nest; the lock is released when the outermost returns.
-    func withExclusiveAccess<Result>(_ body: (BackendUpdate) throws -> Result) throws -> Result
+    /// The changes it caught up with go to `apply`, as for ``catchUp(_:)``; `body` commits with
+    /// ``commit(_:durability:)``. Calls may nest; the lock is released when the outermost returns.
+    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result
 
     /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:)``.
     ///

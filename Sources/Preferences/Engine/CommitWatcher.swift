@@ -18,6 +18,9 @@ final class CommitWatcher: Sendable {
         /// The sleeping thread's stop flag, while one runs.
         var sleeper: Locked<Bool>?
         var timer: (any DispatchSourceTimer)?
+        /// Set once the Observation framework tracks a key of the store: from then on the watch
+        /// never stops, since nothing says when tracking ends.
+        var isAlwaysNeeded = false
     }
 
     private let state = Locked(State())
@@ -27,6 +30,7 @@ final class CommitWatcher: Sendable {
     }
 
     deinit {
+        state.withLock { $0.isAlwaysNeeded = false }
         update(isNeeded: false)
     }
 
@@ -35,9 +39,16 @@ final class CommitWatcher: Sendable {
         state.withLock { $0.onCommit = onCommit }
     }
 
+    /// Watches from now on, whoever observes: for keys the Observation framework tracks.
+    func watchAlways() {
+        state.withLock { $0.isAlwaysNeeded = true }
+        update(isNeeded: true)
+    }
+
     /// Starts watching when someone observes, and stops when nobody does.
     func update(isNeeded: Bool) {
         let stopped = state.withLock { state -> Bool in
+            let isNeeded = isNeeded || state.isAlwaysNeeded
             let isRunning = state.sleeper != nil || state.timer != nil
             if isNeeded, !isRunning, let onCommit = state.onCommit {
                 if LockFile.canWait {

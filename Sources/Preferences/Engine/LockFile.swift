@@ -32,12 +32,12 @@ import CPreferencesAtomics
 /// Another program may shorten or replace the file while processes use it. Touching a mapped page
 /// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
 /// `CPreferencesAtomics`): it reads as zeros until the next ``lock(exclusive:)`` maps the file again.
-/// Each lock also checks that the path still names the open file, and locks the new one if not, so
-/// that two writers never lock different files.
+/// Each lock also checks that the open file still has a name, and locks the one at the path if not,
+/// so that two writers never go on locking different files.
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
-    // atomic operations of `CPreferencesAtomics`. `descriptor` and `identity` change only in
+    // atomic operations of `CPreferencesAtomics`. `descriptor` changes only in
     // `lock(exclusive:)`, which, like `unlock()`, the engine calls one at a time, under its store's
     // write lock or before the store exists.
     let path: String
@@ -45,9 +45,10 @@ final class LockFile: @unchecked Sendable {
     /// The files whose owner and mode a lock file created anew takes.
     private let templates: [String]
     private var descriptor: Int32
-    private var identity: FileIdentity
     private let page: UnsafeMutableRawPointer
     private let guardSlot: Int32
+    /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
+    private let ownSleepers: UnsafeMutablePointer<UInt64>
     private static let pageSize = 4096
     private static let magic: UInt64 = 0x4B43_4F4C_4645_5250  // "PREFLOCK", little-endian
 
@@ -72,7 +73,7 @@ final class LockFile: @unchecked Sendable {
 
     /// Opens the lock file at `path`, creating it owned like the first of `templates` that exists.
     init(path: String, fileSystem: FileSystem, ownedLike templates: [String] = []) throws(PreferencesError) {
-        let (descriptor, identity) = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
+        let descriptor = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
         guard let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0),
             mapped != MAP_FAILED
         else {
@@ -84,8 +85,9 @@ final class LockFile: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.templates = templates
         self.descriptor = descriptor
-        self.identity = identity
         page = mapped
+        ownSleepers = .allocate(capacity: 1)
+        ownSleepers.initialize(to: 0)
         // Unguarded only when every one of the guard's slots is taken; the page still works.
         guardSlot = Int32(preferences_guard_register(mapped, Self.pageSize))
     }
@@ -94,6 +96,7 @@ final class LockFile: @unchecked Sendable {
         preferences_guard_unregister(guardSlot)
         munmap(page, Self.pageSize)
         close(descriptor)
+        ownSleepers.deallocate()
     }
 
     /// Opens (creating if needed) the lock file at `path`, at least a page long.
@@ -104,7 +107,7 @@ final class LockFile: @unchecked Sendable {
         at path: String,
         fileSystem: FileSystem,
         ownedLike templates: [String]
-    ) throws(PreferencesError) -> (Int32, FileIdentity) {
+    ) throws(PreferencesError) -> Int32 {
         let created = try fileSystem.check(.open, path, allowing: EEXIST) {
             open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         }
@@ -119,7 +122,7 @@ final class LockFile: @unchecked Sendable {
             if Int(status.st_size) < pageSize {
                 try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(pageSize)) }
             }
-            return (descriptor, FileIdentity(status))
+            return descriptor
         } catch {
             close(descriptor)
             throw error
@@ -159,8 +162,9 @@ final class LockFile: @unchecked Sendable {
             preferences_atomic_store(word(.committedEnd), UInt64(acknowledged.committedEnd))
             preferences_atomic_store(word(.recorded), 1)
             let count = preferences_atomic_increment_sequenced(word(.commitCount))
-            // A system call only when someone, in any process, sleeps on the count.
-            if preferences_atomic_load_sequenced(word(.waiters)) > 0 {
+            // A system call only when someone else, in any process, sleeps on the count: this
+            // object's own sleeper has nothing to learn from its own commit.
+            if preferences_atomic_load_sequenced(word(.waiters)) > preferences_atomic_load_sequenced(ownSleepers) {
                 preferences_wake_all(word(.commitCount))
             }
             // Shortened while this ran: what was written went to a page of zeros nobody else sees.
@@ -181,7 +185,7 @@ final class LockFile: @unchecked Sendable {
                     throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
                 }
             }
-            guard fileSystem.identity(at: path) == identity else {
+            guard hasName else {
                 // Deleted or replaced: a lock on this file no longer keeps out a writer that opened
                 // the one at the path. Lock that one instead.
                 flock(descriptor, LOCK_UN)
@@ -202,6 +206,17 @@ final class LockFile: @unchecked Sendable {
         flock(descriptor, LOCK_UN)
     }
 
+    /// Whether the locked file still has a name: none once it was deleted, or replaced by a file
+    /// renamed over it.
+    ///
+    /// `fstat` of the open file rather than `stat` of the path: it costs a third as much on every
+    /// lock. What it cannot see, the file renamed away and another put in its place, no program of
+    /// ours does.
+    private var hasName: Bool {
+        var status = stat()
+        return fstat(descriptor, &status) != 0 || status.st_nlink > 0
+    }
+
     /// Whether ``waitForCommit(after:)`` can sleep on this platform; where it cannot, poll.
     static var canWait: Bool { preferences_can_wait() }
 
@@ -211,11 +226,13 @@ final class LockFile: @unchecked Sendable {
     /// waiters' count and the commit count are each changed before the other is read, on both sides,
     /// so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
     func waitForCommit(after count: UInt64) {
+        preferences_atomic_increment_sequenced(ownSleepers)
         preferences_atomic_increment_sequenced(word(.waiters))
         if preferences_atomic_load_sequenced(word(.commitCount)) == count {
             preferences_wait(word(.commitCount), UInt32(truncatingIfNeeded: count))
         }
         preferences_atomic_decrement_sequenced(word(.waiters))
+        preferences_atomic_decrement_sequenced(ownSleepers)
     }
 
     /// Wakes every thread sleeping in ``waitForCommit(after:)``, in every process.
@@ -254,7 +271,7 @@ final class LockFile: @unchecked Sendable {
 
     /// Switches to the file now at the path, mapped in place of the old one.
     private func reopen() throws(PreferencesError) {
-        let (newDescriptor, newIdentity) = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
+        let newDescriptor = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
         do throws(PreferencesError) {
             try map(newDescriptor)
         } catch {
@@ -263,7 +280,6 @@ final class LockFile: @unchecked Sendable {
         }
         close(descriptor)
         descriptor = newDescriptor
-        identity = newIdentity
         _ = preferences_guard_take_lost(guardSlot)
     }
 

@@ -57,7 +57,7 @@ extension PreferencesStore {
     func catchUp() {
         do {
             try writeLock.withLock { () throws(PreferencesError) in
-                absorb(try backend.catchUp())
+                try backend.catchUp { absorb($0) }
             }
         } catch {
             let commitCount = backend.commitCount

@@ -159,6 +159,14 @@ extension PreferencesStore {
         evenIfBehind: Bool = false
     ) -> SlotSnapshot? {
         let commitCount = backend.commitCount
+        var isFirstTracked = false
+        defer {
+            // A key a view may track: other processes' changes to it must reach the view even
+            // with no stream or callback observing.
+            if isFirstTracked {
+                commitWatcher?.watchAlways()
+            }
+        }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
             let slot = state.slot(for: key)
@@ -166,6 +174,7 @@ extension PreferencesStore {
                 // Inside the lock, where the slot holds the key path: passing it out would cost a retain
                 // and a release. `access` runs no code of the app's, and takes no lock unless tracking.
                 if tracksAccess {
+                    isFirstTracked = slot.observationPath == nil
                     trackAccess(slot.observationKeyPath(for: key))
                 }
             #endif

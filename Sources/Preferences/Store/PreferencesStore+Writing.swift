@@ -187,10 +187,7 @@ extension PreferencesStore {
     ///
     /// Call it holding the write lock.
     func withExclusiveAccess<Result>(_ body: () throws -> Result) throws -> Result {
-        try backend.withExclusiveAccess { update in
-            absorb(update)
-            return try body()
-        }
+        try backend.withExclusiveAccess({ absorb($0) }, body)
     }
 
     /// Applies what the backend caught up with to memory, and reports its problems.
