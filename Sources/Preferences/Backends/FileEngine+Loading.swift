@@ -33,7 +33,7 @@ extension FileEngine {
 
     static func open(
         path: String,
-        ifDamaged handling: PreferencesStore.DamageHandling,
+        throwsIfDamaged: Bool,
         fileSystem: FileSystem,
         compactionMinimumBytes: Int
     ) throws(PreferencesError) -> Opened {
@@ -65,7 +65,7 @@ extension FileEngine {
         }
         let entries = try engine.state.withLock { (state: inout State) throws(PreferencesError) in
             let loaded = try engine.load(readOnly: lockFile == nil, acknowledged: lockFile?.acknowledged)
-            if handling == .throwError, let first = loaded.damaged.first {
+            if throwsIfDamaged, let first = loaded.damaged.first {
                 throw PreferencesError(.damagedFile(path: first.path, damage: first.damage))
             }
             state.install(loaded)

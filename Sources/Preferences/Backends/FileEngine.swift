@@ -116,7 +116,7 @@ final class FileEngine: PreferencesBackend {
         return try body()
     }
 
-    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
+    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
         var record = record
         return try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
             guard let lockFile, state.refusal == nil else {
@@ -128,7 +128,7 @@ final class FileEngine: PreferencesBackend {
             RecordFrame.append(record, to: &writer)
             do throws(PreferencesError) {
                 try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
-                if durability == .synchronous {
+                if flushesToDisk {
                     try fileSystem.synchronize(log)
                 }
             } catch {

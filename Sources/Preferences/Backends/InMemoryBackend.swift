@@ -19,7 +19,7 @@ struct InMemoryBackend: PreferencesBackend {
         try body()
     }
 
-    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
+    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
         if let refusal {
             throw PreferencesError(.storeUnavailable(path: location, reason: refusal.description))
         }

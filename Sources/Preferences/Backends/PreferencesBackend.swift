@@ -2,7 +2,7 @@
 ///
 /// A store keeps every entry in memory and serves reads from there; a backend makes committed
 /// changes durable and tells the store about changes committed elsewhere: by another store on the
-/// same files, in this process or another. The store calls ``commit(_:durability:)``,
+/// same files, in this process or another. The store calls ``commit(_:flushesToDisk:)``,
 /// ``withExclusiveAccess(_:_:)`` and ``catchUp(_:)`` with its write lock held.
 protocol PreferencesBackend: Sendable {
     /// A path or name for messages.
@@ -33,16 +33,19 @@ protocol PreferencesBackend: Sendable {
     /// Runs `body` with writers everywhere else locked out, after catching up with them.
     ///
     /// The changes it caught up with go to `apply`, as for ``catchUp(_:)``; `body` commits with
-    /// ``commit(_:durability:)``. Calls may nest; the lock is released when the outermost returns.
+    /// ``commit(_:flushesToDisk:)``. Calls may nest; the lock is released when the outermost returns.
     func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result
 
-    /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:)``.
+    /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:_:)``.
+    ///
+    /// With `flushesToDisk`, the commit is on stable storage when this returns; without, it is in
+    /// the system's hands, safe from the process being killed.
     ///
     /// - Returns: The commit count after the commit, problems that did not stop it, and, rarely,
     ///   commits made elsewhere that catching up could not see (their writer held a lock file that
     ///   was since replaced), which come before this one.
     /// - Throws: Why nothing was committed.
-    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate
+    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
 
     /// Forces every commit so far to stable storage.
     func flush() throws(PreferencesError)

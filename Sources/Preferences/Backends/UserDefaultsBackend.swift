@@ -81,7 +81,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         try body()
     }
 
-    func commit(_ record: Record, durability: PreferencesStore.Durability) throws(PreferencesError) -> BackendUpdate {
+    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
         for change in record.changes {
             let name = Self.name(for: change.key)
             if let value = change.value {

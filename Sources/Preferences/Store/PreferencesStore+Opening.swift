@@ -73,7 +73,7 @@ extension PreferencesStore {
     ) throws(PreferencesError) {
         let opened = try FileEngine.open(
             path: fileURL.path,
-            ifDamaged: handling,
+            throwsIfDamaged: handling == .throwError,
             fileSystem: fileSystem,
             compactionMinimumBytes: compactionMinimumBytes
         )
