@@ -156,7 +156,8 @@ extension PreferencesStore {
                         writeIdentifier: writeIdentifier,
                         migration: migration
                     )
-                    let update = try backend.commit(record, flushesToDisk: (durability ?? self.durability) == .synchronous)
+                    let update = try backend.commit(
+                        record, flushesToDisk: (durability ?? self.durability) == .synchronous)
                     problems += update.problems
                     // Records the backend found only now (see `PreferencesBackend.commit`) come first.
                     if !update.records.isEmpty {
