@@ -24,10 +24,10 @@ protocol PreferencesBackend: Sendable {
     /// the backend current and the store's memory behind.
     func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError)
 
-    /// Catches up as ``catchUp(_:)`` does, for a read: without waiting for any lock another process or a writer may hold,
-    /// and without reporting or repairing anything.
+    /// Catches up as ``catchUp(_:)`` does, for a read: without waiting for the lock another process
+    /// or a transaction may hold, and without reporting or repairing anything.
     ///
-    /// - Returns: `false` when that cannot be done just now, for a ``catchUp()`` to do instead.
+    /// - Returns: `false` when that cannot be done just now, for a ``catchUp(_:)`` to do instead.
     func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool
 
     /// Runs `body` with writers everywhere else locked out, after catching up with them.

@@ -11,7 +11,10 @@ import Dispatch
 // damage to report) a background catch-up does under the locks.
 
 extension PreferencesStore {
-    /// Catches up before a read, without waiting for anyone.
+    /// Catches up before a read, without waiting for another process or for this store's writers.
+    ///
+    /// It may wait for the backend's own short lock, which a commit of this process holds while it
+    /// writes (and, rarely, compacts).
     ///
     /// A value another process wrote is seen by the next read after that write returned, unless the
     /// files cannot be read without the lock just then (a compaction half done, damage); a
