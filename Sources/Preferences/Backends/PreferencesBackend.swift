@@ -51,6 +51,24 @@ protocol PreferencesBackend: Sendable {
     func flush() throws(PreferencesError)
 }
 
+/// A backend that no other store commits to, or whose other writers it cannot notice (a
+/// `UserDefaults` suite): nothing to catch up with, nobody to lock out.
+protocol UnsharedBackend: PreferencesBackend {}
+
+extension UnsharedBackend {
+    var commitCount: UInt64 { 0 }
+
+    func makeCommitWatcher() -> CommitWatcher? { nil }
+
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {}
+
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool { true }
+
+    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
+        try body()
+    }
+}
+
 /// What a backend reports to its store after catching up or committing.
 struct BackendUpdate {
     /// Commits made elsewhere, in commit order, for the store to apply to its memory.

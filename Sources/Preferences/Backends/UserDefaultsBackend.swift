@@ -10,14 +10,11 @@ import Foundation
 /// `UserDefaults` gives weaker promises than the file engine, and on Linux weaker still: a batch is
 /// written key by key, not atomically; other processes' writes are not seen; a damaged suite file
 /// is read as empty. This backend cannot change that; it only says so.
-final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
+final class UserDefaultsBackend: UnsharedBackend, @unchecked Sendable {
     // `@unchecked` because `UserDefaults` is not marked `Sendable`, although Foundation documents it
     // as thread-safe; this backend also only touches it with the store's write lock held.
     let location: String
     private let defaults: UserDefaults
-    var commitCount: UInt64 { 0 }
-    /// Other processes may write the suite, but `UserDefaults` gives no way to notice.
-    func makeCommitWatcher() -> CommitWatcher? { nil }
 
     private init(location: String, defaults: UserDefaults) {
         self.location = location
@@ -68,17 +65,6 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
 
     static func name(for key: StorageKey) -> String {
         key.namespace.isEmpty ? key.name : "\(key.namespace)\(KeyValidation.separator)\(key.name)"
-    }
-
-    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool {
-        true
-    }
-
-    /// Nobody else commits here: there is never anything to catch up with.
-    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {}
-
-    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
-        try body()
     }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
