@@ -129,7 +129,10 @@ struct ImportFromUserDefaultsTests {
         #expect(next[.title] == "fresh")
     }
 
-    @Test(arguments: ["FMT_BINARY", "FMT_XML"])
+    @Test(
+        .enabled(if: hasPython, "writes its property lists with python3's plistlib"),
+        arguments: ["FMT_BINARY", "FMT_XML"]
+    )
     func aPropertyListWrittenByAnotherToolImports(format: String) throws {
         let directory = try TemporaryDirectory()
         let file = directory.url.appendingPathComponent("exported.plist")
@@ -290,3 +293,15 @@ struct UserDefaultsBackendTests {
         #expect(next.storedKeys() == [StoredKey("rating", in: .global)])
     }
 }
+
+/// Whether `python3` can be run, for the test that has another tool write a property list.
+private let hasPython: Bool = {
+    let probe = Process()
+    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    probe.arguments = ["python3", "-c", "import plistlib"]
+    probe.standardOutput = FileHandle.nullDevice
+    probe.standardError = FileHandle.nullDevice
+    guard (try? probe.run()) != nil else { return false }
+    probe.waitUntilExit()
+    return probe.terminationStatus == 0
+}()

@@ -13,10 +13,23 @@ import Testing
 struct ChildProcess {
     let process: Process
 
-    /// The executable `name`, found next to the running test bundle.
+    /// The executable `name`, found beside the test bundle in the build folder.
     static func executable(_ name: String) -> URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+        productsDirectory.appendingPathComponent(name)
     }
+
+    /// Where SwiftPM puts the package's products, beside the test bundle.
+    ///
+    /// On Linux the test runner is that bundle itself; on macOS it is Xcode's `xctest` tool, which
+    /// loads the bundle.
+    static let productsDirectory: URL = {
+        #if os(macOS)
+            if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
+                return bundle.bundleURL.deletingLastPathComponent()
+            }
+        #endif
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }()
 
     /// Starts `name` with `arguments`, its output discarded and its errors kept.
     static func start(_ name: String, _ arguments: [String]) throws -> ChildProcess {
