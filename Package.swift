@@ -15,8 +15,6 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
-        .executable(name: "preferences-demo", targets: ["PreferencesDemo"]),
-        .executable(name: "preferences-benchmarks", targets: ["PreferencesBenchmarks"]),
         .executable(name: "prefs", targets: ["prefs"]),
     ],
     targets: [
@@ -27,9 +25,12 @@ let package = Package(
         ),
         // Two atomic operations on a counter in a file mapped by several processes.
         .target(name: "CPreferencesAtomics"),
+        // The demo and the benchmarks are no products, so that packages depending on this one see
+        // only the library and `prefs`; `swift run` still runs them from a clone, by target name.
         .executableTarget(
-            name: "PreferencesDemo",
+            name: "preferences-demo",
             dependencies: ["Preferences"],
+            path: "Sources/PreferencesDemo",
             swiftSettings: upcomingFeatures
         ),
         // Declares a `PreferenceKey` protocol, as SwiftUI does, so the tests can prove that
@@ -45,8 +46,9 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
-            name: "PreferencesBenchmarks",
+            name: "preferences-benchmarks",
             dependencies: ["Preferences"],
+            path: "Sources/PreferencesBenchmarks",
             swiftSettings: upcomingFeatures
         ),
         // A child process for the durability tests: writes until killed, or writes from several
@@ -64,7 +66,7 @@ let package = Package(
         .testTarget(
             name: "PreferencesTests",
             dependencies: [
-                "Preferences", "PreferencesDemo", "PreferencesHarness", "PreferencesHarnessKit", "SwiftUIStandIn",
+                "Preferences", "preferences-demo", "PreferencesHarness", "PreferencesHarnessKit", "SwiftUIStandIn",
                 "prefs",
             ],
             swiftSettings: upcomingFeatures
