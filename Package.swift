@@ -21,6 +21,9 @@ let package = Package(
         .target(
             name: "Preferences",
             dependencies: ["CPreferencesAtomics"],
+            // Apple's privacy manifest: `stat`/`fstat` of the store's own files (C617.1) and
+            // `UserDefaults` for the suite backend and imports (CA92.1, and 1C8F.1 for app groups).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: upcomingFeatures + [.treatWarning("ExplicitSendable", as: .error)]
         ),
         // Two atomic operations on a counter in a file mapped by several processes.
