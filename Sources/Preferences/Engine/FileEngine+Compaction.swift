@@ -23,9 +23,9 @@ extension FileEngine {
     /// doubled or a minute has passed, when there is more to gain or the cause may have gone.
     ///
     /// - Returns: Problems to report.
-    func compactOrBackOff(_ state: inout State) -> [PreferencesError] {
+    func compactOrBackOff(_ state: inout State, flushesToDisk: Bool) -> [PreferencesError] {
         do throws(PreferencesError) {
-            let problems = try compact(&state)
+            let problems = try compact(&state, flushesToDisk: flushesToDisk)
             state.compactionFailure = nil
             return problems
         } catch {
@@ -55,13 +55,18 @@ extension FileEngine {
     /// snapshot and a log of the old generation, which opening ignores because the snapshot holds
     /// all of it. Either way nothing is lost. Call it holding the exclusive lock.
     ///
+    /// In standard durability (`flushesToDisk` false) the files are only ordered before the renames,
+    /// not flushed to the medium, on Apple platforms; see ``FileSystem/synchronize(_:flushesToDisk:)``.
+    ///
     /// - Returns: Problems that did not stop the compaction.
-    func compact(_ state: inout State) throws(PreferencesError) -> [PreferencesError] {
+    func compact(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
         guard let lockFile else { return [] }
         let generation = state.generation + 1
         let bytes = SnapshotFile.encode(state.entries, generation: generation)
         var problems: [PreferencesError] = []
-        if let warning = try fileSystem.replaceFile(at: location, with: bytes, ownedLike: logPath) {
+        if let warning = try fileSystem.replaceFile(
+            at: location, with: bytes, ownedLike: logPath, flushesToDisk: flushesToDisk)
+        {
             problems.append(warning)
         }
         state.generation = generation
@@ -73,16 +78,18 @@ extension FileEngine {
                 LockFile.Acknowledged(generation: generation, sequence: 0, committedEnd: FileHeader.size)
             )
         }
-        problems += try ensureLog(&state)
+        problems += try ensureLog(&state, flushesToDisk: flushesToDisk)
         return problems
     }
 
     /// Starts a new, empty log of the current generation, unless one is open.
-    func ensureLog(_ state: inout State) throws(PreferencesError) -> [PreferencesError] {
+    func ensureLog(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
         guard state.log == nil else { return [] }
         var problems: [PreferencesError] = []
         let header = LogFile.header(generation: state.generation)
-        if let warning = try fileSystem.replaceFile(at: logPath, with: header, ownedLike: location) {
+        if let warning = try fileSystem.replaceFile(
+            at: logPath, with: header, ownedLike: location, flushesToDisk: flushesToDisk)
+        {
             problems.append(warning)
         }
         guard let log = try fileSystem.openExisting(at: logPath, readOnly: false) else {

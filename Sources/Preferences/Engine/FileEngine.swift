@@ -149,7 +149,7 @@ final class FileEngine: PreferencesBackend {
                 )
             )
             if shouldCompact(state) {
-                problems += compactOrBackOff(&state)
+                problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
             }
             return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
         }

@@ -9,12 +9,15 @@ import Foundation
 #endif
 
 extension FileSystem {
-    /// Flushes a file to stable storage.
+    /// Flushes a file to stable storage before a rename makes it the one readers see.
     ///
-    /// On Apple platforms `fsync` reaches only the drive's cache; `F_FULLFSYNC` reaches the medium.
-    static func synchronize(_ descriptor: Int32) -> Int32 {
+    /// On Apple platforms `fsync` reaches only the drive's cache. With `flushesToDisk`, `F_FULLFSYNC`
+    /// reaches the medium, which takes milliseconds to tens of milliseconds; without it,
+    /// `F_BARRIERFSYNC` only keeps the drive from writing later data (the rename) before this file,
+    /// which is what a compaction in standard durability needs to survive power loss whole.
+    static func synchronize(_ descriptor: Int32, flushesToDisk: Bool) -> Int32 {
         #if canImport(Darwin)
-            if fcntl(descriptor, F_FULLFSYNC) != -1 { return 0 }
+            if fcntl(descriptor, flushesToDisk ? F_FULLFSYNC : F_BARRIERFSYNC) != -1 { return 0 }
         #endif
         return fsync(descriptor)
     }
@@ -29,7 +32,7 @@ extension FileSystem {
         #endif
     }
 
-    /// Makes a new file readable before the device's first unlock and during app prewarming.
+    /// Makes a new file or folder readable before the device's first unlock and during app prewarming.
     ///
     /// The default Data Protection class would lock it then, and preferences must be readable at
     /// launch. Secrets belong in the Keychain, not in preferences.

@@ -50,6 +50,9 @@ struct FileSystem: Sendable {
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the old
     /// file or the new one: write a temporary file, sync it, rename it over, sync the directory.
     ///
+    /// `flushesToDisk` chooses, on Apple platforms, a full flush or an ordering barrier; see
+    /// ``synchronize(_:flushesToDisk:)``.
+    ///
     /// The new file keeps the owner and mode of the one it replaces, or, when there is none, takes
     /// those of `template`: a compaction run by another user (root, say) must not lock the owner
     /// out, nor widen or narrow a mode they chose.
@@ -61,12 +64,15 @@ struct FileSystem: Sendable {
     func replaceFile(
         at path: String,
         with bytes: [UInt8],
-        ownedLike template: String
+        ownedLike template: String,
+        flushesToDisk: Bool = true
     ) throws(PreferencesError) -> PreferencesError? {
         let directory = (path as NSString).deletingLastPathComponent
         try createDirectory(at: directory)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try writeNewFile(at: temporary, bytes: bytes, ownership: ownership(ofFirstOf: [path, template]))
+        try writeNewFile(
+            at: temporary, bytes: bytes, ownership: ownership(ofFirstOf: [path, template]), flushesToDisk: flushesToDisk
+        )
         do throws(PreferencesError) {
             try check(.rename, path) { rename(temporary, path) }
         } catch {
@@ -83,7 +89,7 @@ struct FileSystem: Sendable {
 
     /// Writes a file that must not exist yet, owned like `template`, and syncs it and its directory.
     func createFile(at path: String, with bytes: [UInt8], ownedLike template: String) throws(PreferencesError) {
-        try writeNewFile(at: path, bytes: bytes, ownership: ownership(ofFirstOf: [template]))
+        try writeNewFile(at: path, bytes: bytes, ownership: ownership(ofFirstOf: [template]), flushesToDisk: true)
         try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
@@ -109,21 +115,31 @@ struct FileSystem: Sendable {
 
     /// Creates a file that must not exist yet, gives it `ownership`, writes it whole and syncs it; a
     /// file this call created is removed if any step fails, so no partial file is left behind.
-    private func writeNewFile(at path: String, bytes: [UInt8], ownership: Ownership?) throws(PreferencesError) {
+    private func writeNewFile(
+        at path: String,
+        bytes: [UInt8],
+        ownership: Ownership?,
+        flushesToDisk: Bool
+    ) throws(PreferencesError) {
         let descriptor = try check(.open, path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         defer { close(descriptor) }
         do throws(PreferencesError) {
             if let ownership {
                 try apply(ownership, to: descriptor, path: path)
             }
-            try writeWhole(bytes, to: descriptor, path: path)
+            try writeWhole(bytes, to: descriptor, path: path, flushesToDisk: flushesToDisk)
         } catch {
             unlink(path)
             throw error
         }
     }
 
-    private func writeWhole(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(PreferencesError) {
+    private func writeWhole(
+        _ bytes: [UInt8],
+        to descriptor: Int32,
+        path: String,
+        flushesToDisk: Bool
+    ) throws(PreferencesError) {
         try removeDataProtection(from: path)
         var offset = 0
         while offset < bytes.count {
@@ -134,7 +150,7 @@ struct FileSystem: Sendable {
             }
             offset += Int(written)
         }
-        _ = try check(.fsync, path) { Self.synchronize(descriptor) }
+        _ = try check(.fsync, path) { Self.synchronize(descriptor, flushesToDisk: flushesToDisk) }
     }
 
     func createDirectory(at path: String) throws(PreferencesError) {
@@ -146,6 +162,8 @@ struct FileSystem: Sendable {
         }
         let result = try check(.createDirectory, path, allowing: EEXIST) { mkdir(path, 0o700) }
         if result == 0 {
+            // So that what is created in it is readable before first unlock too.
+            try removeDataProtection(from: path)
             try syncDirectory(parent.isEmpty ? "." : parent)
         }
     }

@@ -114,8 +114,13 @@ final class LockFile: @unchecked Sendable {
         let descriptor =
             created != -1 ? created : try fileSystem.check(.open, path) { open(path, O_RDWR | O_CLOEXEC) }
         do throws(PreferencesError) {
-            if created != -1, let ownership = fileSystem.ownership(ofFirstOf: templates) {
-                try fileSystem.apply(ownership, to: descriptor, path: path)
+            if created != -1 {
+                // Readable before first unlock, like the store's other files: a lock file locked
+                // then would leave the store read-only.
+                try fileSystem.removeDataProtection(from: path)
+                if let ownership = fileSystem.ownership(ofFirstOf: templates) {
+                    try fileSystem.apply(ownership, to: descriptor, path: path)
+                }
             }
             var status = stat()
             try fileSystem.check(.read, path) { fstat(descriptor, &status) }
