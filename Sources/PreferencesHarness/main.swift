@@ -26,6 +26,9 @@ import PreferencesHarnessKit
 //   preferences-harness hold STORE SECONDS
 //       Sets the harness counter to 1, then holds the store's exclusive lock for SECONDS inside a
 //       transaction that sets it to 2, printing "holding" once it has the lock.
+//   preferences-harness standard FOLDER
+//       With XDG_CONFIG_HOME set to FOLDER, which is a file at first: writes to the standard store
+//       (refused), turns FOLDER into a folder, waits a second, and writes again.
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
@@ -85,6 +88,19 @@ do {
             FileHandle.standardOutput.write(Data("holding\n".utf8))
             Thread.sleep(forTimeInterval: seconds)
         }
+    case "standard":
+        let launches = PreferenceKey<Int>("launches", default: 0)
+        do {
+            try PreferencesStore.standard.setValue(1, for: launches)
+            print("opened at once")
+        } catch let error as PreferencesError {
+            print("refused: \(error.code)")
+        }
+        try FileManager.default.removeItem(atPath: arguments[1])
+        try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
+        Thread.sleep(forTimeInterval: 1.1)
+        try PreferencesStore.standard.setValue(2, for: launches)
+        print("recovered: \(PreferencesStore.standard[launches])")
     case "observe":
         let store = try PreferencesStore(fileURL: storeURL)
         let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))

@@ -70,6 +70,25 @@ struct DemoTests {
     }
 }
 
+/// The standard store opens again on a later access after it could not open, as on iOS before the
+/// first unlock.
+struct StandardStoreTests {
+    @Test(.enabled(if: isLinux, "points the standard store elsewhere through XDG_CONFIG_HOME"))
+    func theStandardStoreOpensOnALaterAccessOnceItCan() throws {
+        let directory = try TemporaryDirectory()
+        let blocker = directory.url.appendingPathComponent("config")
+        try Data("not a folder".utf8).write(to: blocker)
+        let (status, output, errors) = try ChildProcess.run(
+            "PreferencesHarness", ["standard", blocker.path], environment: ["XDG_CONFIG_HOME": blocker.path])
+        #expect(status == 0, "\(errors)")
+        #expect(output.contains("refused: storeUnavailable"))
+        #expect(output.contains("recovered: 2"))
+        #expect(
+            FileManager().fileExists(
+                atPath: blocker.appendingPathComponent("PreferencesHarness/preferences.store.log").path))
+    }
+}
+
 private let isLinux: Bool = {
     #if os(Linux)
         true

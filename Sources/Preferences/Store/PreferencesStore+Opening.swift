@@ -124,24 +124,17 @@ extension PreferencesStore {
 
     /// The store in the platform's usual place for this program's settings: ``standardFileURL``.
     ///
-    /// It opens on first use. If its file cannot be opened, it still exists, so that code holding it
-    /// keeps working: reads return defaults, every write fails with
-    /// ``PreferencesError/Code/storeUnavailable``, and the reason is reported through ``errors``.
-    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:)`` to handle that case yourself.
-    public static let standard: PreferencesStore = {
-        let url = standardFileURL
-        do throws(PreferencesError) {
-            return try PreferencesStore(fileURL: url, fileSystem: FileSystem())
-        } catch {
-            return PreferencesStore(
-                backend: InMemoryBackend(location: url.path, refusal: error),
-                entries: [:],
-                appNamespace: defaultAppNamespace,
-                fileURL: url,
-                problems: [error]
-            )
-        }
-    }()
+    /// It opens on first use. If its file cannot be opened (on iOS, for instance, a folder that is
+    /// not readable yet), it still returns a store, so that code using it keeps working: reads
+    /// return defaults, every write fails with ``PreferencesError/Code/storeUnavailable``, and the
+    /// reason is reported through ``errors``. A later access, a second or more after the failure,
+    /// tries to open the file again and, once it can, returns the working store from then on. So
+    /// ask for `standard` again rather than keeping a store it returned while it could not open.
+    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:)`` to handle that case
+    /// yourself.
+    public static var standard: PreferencesStore {
+        StandardStore.shared.current()
+    }
 
     /// Where ``standard`` keeps its file.
     ///
@@ -171,5 +164,41 @@ extension PreferencesStore {
             }
             return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config", isDirectory: true)
         #endif
+    }
+}
+
+/// The standard store, opened on first use and opened again after a failure.
+private final class StandardStore: Sendable {
+    static let shared = StandardStore()
+
+    private struct State {
+        var store: PreferencesStore?
+        /// When opening last failed; `nil` once the store opened.
+        var failedAt: ContinuousClock.Instant?
+    }
+
+    private let state = Locked(State())
+
+    func current() -> PreferencesStore {
+        state.withLock { state in
+            if let store = state.store {
+                guard let failedAt = state.failedAt, ContinuousClock.now - failedAt >= .seconds(1) else { return store }
+            }
+            let url = PreferencesStore.standardFileURL
+            do throws(PreferencesError) {
+                let store = try PreferencesStore(fileURL: url, fileSystem: FileSystem())
+                state = State(store: store, failedAt: nil)
+            } catch {
+                let store = PreferencesStore(
+                    backend: InMemoryBackend(location: url.path, refusal: error),
+                    entries: [:],
+                    appNamespace: PreferencesStore.defaultAppNamespace,
+                    fileURL: url,
+                    problems: [error]
+                )
+                state = State(store: store, failedAt: .now)
+            }
+            return state.store!
+        }
     }
 }
