@@ -253,6 +253,34 @@ struct UserDefaultsBackendTests {
         #expect(PropertyListValue.candidates(for: read["v"] as Any).first == .double(-0.0))
     }
 
+    @Test func aWriteThroughUserDefaultsReachesTheStoreAndItsObserversWhenUserDefaultsSaysSo() throws {
+        let suite = try TemporarySuite()
+        let store = PreferencesStore(userDefaultsSuite: suite.name)
+        store[.title] = "from the store"
+        let received = Locked<[(String, ChangeOrigin)]>([])
+        let observation = store.observe(.title) { value, change in
+            received.withLock { $0.append((value, change.origin)) }
+        }
+        // What `@AppStorage` or other code does: its own UserDefaults object, then a save.
+        let other = try #require(UserDefaults(suiteName: suite.name))
+        other.set("from UserDefaults", forKey: "app:title")
+        // Apple platforms post this for every change; Foundation on Linux posts nothing, so the
+        // test posts it as they would.
+        #if !canImport(Darwin)
+            NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: other)
+        #endif
+        #expect(store[.title] == "from UserDefaults")
+        let deadline = Date().addingTimeInterval(5)
+        while received.withLock({ $0.isEmpty }) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let first = try #require(received.withLock { $0.first })
+        #expect(first.0 == "from UserDefaults")
+        #expect(first.1 == .elsewhere)
+        #expect(received.withLock { $0.count } == 1, "the store's own write was delivered as a change from elsewhere")
+        observation.cancel()
+    }
+
     @Test func globalKeysAreThePlainNamesUserDefaultsReads() throws {
         let suite = try TemporarySuite()
         let store = PreferencesStore(userDefaultsSuite: suite.name)

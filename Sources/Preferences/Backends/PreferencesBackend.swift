@@ -47,6 +47,10 @@ protocol PreferencesBackend: Sendable {
     /// - Throws: Why nothing was committed.
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
 
+    /// Sets what to call, on some thread, when the backend learns of a change made elsewhere without
+    /// a commit watcher: a `UserDefaults` suite written by other code. Most backends never call it.
+    func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void)
+
     /// Forces every commit so far to stable storage.
     func flush() throws(PreferencesError)
 }
@@ -54,6 +58,10 @@ protocol PreferencesBackend: Sendable {
 /// A backend that no other store commits to, or whose other writers it cannot notice (a
 /// `UserDefaults` suite): nothing to catch up with, nobody to lock out.
 protocol UnsharedBackend: PreferencesBackend {}
+
+extension PreferencesBackend {
+    func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
+}
 
 extension UnsharedBackend {
     var commitCount: UInt64 { 0 }
@@ -122,4 +130,16 @@ struct EntryChange: Equatable, Sendable {
     var key: StorageKey
     /// `nil` removes the entry.
     var value: StoredValue?
+
+    /// The changes that turn `old` into `new`.
+    static func differences(from old: [StorageKey: StoredValue], to new: [StorageKey: StoredValue]) -> [EntryChange] {
+        var changes: [EntryChange] = []
+        for (key, value) in new where old[key] != value {
+            changes.append(EntryChange(key: key, value: value))
+        }
+        for key in old.keys where new[key] == nil {
+            changes.append(EntryChange(key: key, value: nil))
+        }
+        return changes
+    }
 }

@@ -1,24 +1,68 @@
 import Foundation
 
 /// The backend of a store that sits on a `UserDefaults` suite, for interoperation with code that
-/// reads the suite directly, such as `@AppStorage`.
+/// reads and writes the suite directly, such as `@AppStorage`.
 ///
 /// A key in the global namespace is stored under its plain name; any other under
 /// `namespace:name`. Direct types are stored natively; URLs, and on Linux dates, in a small
 /// envelope (see ``PropertyListValue``); `Codable` values as JSON `Data`.
 ///
+/// Writes made to the suite by other code reach the store when `UserDefaults` says so, with
+/// `UserDefaults.didChangeNotification`: the next read reads the suite again, and observers hear of
+/// it. Apple platforms post it for every change in the process; Foundation on Linux posts none.
+///
 /// `UserDefaults` gives weaker promises than the file engine, and on Linux weaker still: a batch is
 /// written key by key, not atomically; other processes' writes are not seen; a damaged suite file
 /// is read as empty. This backend cannot change that; it only says so.
-final class UserDefaultsBackend: UnsharedBackend, @unchecked Sendable {
+final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     // `@unchecked` because `UserDefaults` is not marked `Sendable`, although Foundation documents it
-    // as thread-safe; this backend also only touches it with the store's write lock held.
+    // as thread-safe, and because of `observer`, set once in `init` and only read in `deinit`.
     let location: String
     private let defaults: UserDefaults
+    private let domain: String
+    /// The suite's values as the store knows them.
+    ///
+    /// A catch-up reads the suite and tells the store what differs. Held while committing, so that
+    /// no catch-up sees a batch half written.
+    private let known: Locked<[StorageKey: StoredValue]>
+    private let notifications = Locked(Notifications())
+    private var observer: (any NSObjectProtocol)?
 
-    private init(location: String, defaults: UserDefaults) {
+    private struct Notifications {
+        /// How many change notifications arrived: the backend's commit count.
+        var count: UInt64 = 0
+        /// Set while this backend writes, whose own notifications tell the store nothing.
+        var isCommitting = false
+        var onChange: (@Sendable () -> Void)?
+    }
+
+    private init(location: String, defaults: UserDefaults, domain: String, entries: [StorageKey: StoredValue]) {
         self.location = location
         self.defaults = defaults
+        self.domain = domain
+        known = Locked(entries)
+        // Any `UserDefaults` object: code that writes the suite often makes an object of its own.
+        observer = NotificationCenter.default.addObserver(
+            forName: UserDefaults.didChangeNotification,
+            object: nil,
+            queue: nil
+        ) { [notifications] _ in
+            let onChange = notifications.withLock { state -> (@Sendable () -> Void)? in
+                guard !state.isCommitting else { return nil }
+                state.count &+= 1
+                return state.onChange
+            }
+            // Later, on another thread: the notification may come in the middle of someone's write.
+            if let onChange {
+                DispatchQueue.global(qos: .utility).async(execute: onChange)
+            }
+        }
+    }
+
+    deinit {
+        if let observer {
+            NotificationCenter.default.removeObserver(observer)
+        }
     }
 
     /// Opens a suite, and reads what it holds as stored entries.
@@ -29,12 +73,22 @@ final class UserDefaultsBackend: UnsharedBackend, @unchecked Sendable {
         let defaults = suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
         let domain = domainName(suiteName: suiteName)
         let location = "UserDefaults suite '\(domain)'"
+        let (entries, problems) = read(defaults, domain: domain, location: location)
+        let backend = UserDefaultsBackend(location: location, defaults: defaults, domain: domain, entries: entries)
+        return (backend, entries, problems)
+    }
+
+    /// The suite's values as stored entries, and a problem for each value none can be made of.
+    private static func read(
+        _ defaults: UserDefaults,
+        domain: String,
+        location: String
+    ) -> ([StorageKey: StoredValue], [PreferencesError]) {
         var entries: [StorageKey: StoredValue] = [:]
         var problems: [PreferencesError] = []
         for (name, object) in defaults.persistentDomain(forName: domain) ?? [:] {
-            let key = storageKey(forName: name)
             if let value = PropertyListValue.candidates(for: object).first {
-                entries[key] = value
+                entries[storageKey(forName: name)] = value
             } else {
                 problems.append(
                     PreferencesError(
@@ -46,7 +100,40 @@ final class UserDefaultsBackend: UnsharedBackend, @unchecked Sendable {
                 )
             }
         }
-        return (UserDefaultsBackend(location: location, defaults: defaults), entries, problems)
+        return (entries, problems)
+    }
+
+    var commitCount: UInt64 {
+        notifications.withLock { $0.count }
+    }
+
+    /// Nothing wakes for other processes: `UserDefaults` tells only of changes in this one.
+    func makeCommitWatcher() -> CommitWatcher? { nil }
+
+    func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {
+        notifications.withLock { $0.onChange = handler }
+    }
+
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {
+        let count = commitCount
+        known.withLock { known in
+            // Values no entry can be made of stay out, as they did when the store opened and
+            // reported them.
+            let (current, _) = Self.read(defaults, domain: domain, location: location)
+            let changes = EntryChange.differences(from: known, to: current)
+            known = current
+            apply(BackendUpdate(records: changes.isEmpty ? [] : [Record(changes: changes)], commitCount: count))
+        }
+    }
+
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool {
+        try? catchUp(apply)
+        return true
+    }
+
+    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
+        try catchUp(apply)
+        return try body()
     }
 
     /// The name of the persistent domain a suite's own values are kept in: the suite's name, or for
@@ -68,19 +155,25 @@ final class UserDefaultsBackend: UnsharedBackend, @unchecked Sendable {
     }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        for change in record.changes {
-            let name = Self.name(for: change.key)
-            if let value = change.value {
-                defaults.set(PropertyListValue.object(for: value), forKey: name)
-            } else {
-                defaults.removeObject(forKey: name)
+        notifications.withLock { $0.isCommitting = true }
+        defer { notifications.withLock { $0.isCommitting = false } }
+        return try known.withLock { (known: inout [StorageKey: StoredValue]) throws(PreferencesError) in
+            for change in record.changes {
+                let name = Self.name(for: change.key)
+                if let value = change.value {
+                    defaults.set(PropertyListValue.object(for: value), forKey: name)
+                } else {
+                    defaults.removeObject(forKey: name)
+                }
             }
+            record.apply(to: &known)
+            // On Linux nothing reaches the disk without it; on Apple platforms it is a no-op.
+            guard defaults.synchronize() else {
+                throw PreferencesError(
+                    .storeUnavailable(path: location, reason: "UserDefaults could not save the suite."))
+            }
+            return BackendUpdate(commitCount: commitCount)
         }
-        // On Linux nothing reaches the disk without it; on Apple platforms it is a no-op.
-        guard defaults.synchronize() else {
-            throw PreferencesError(.storeUnavailable(path: location, reason: "UserDefaults could not save the suite."))
-        }
-        return BackendUpdate(commitCount: 0)
     }
 
     func flush() throws(PreferencesError) {

@@ -252,7 +252,7 @@ extension FileEngine {
             } else {
                 // Another process compacted, or started the first log: read everything again.
                 let loaded = try load(readOnly: false, acknowledged: acknowledged)
-                update.records = [Record(changes: Self.differences(from: state.entries, to: loaded.entries))]
+                update.records = [Record(changes: EntryChange.differences(from: state.entries, to: loaded.entries))]
                 state.install(loaded)
                 state.pendingRepair += loaded.damaged
             }
@@ -316,21 +316,6 @@ extension FileEngine {
         PreferencesError(
             .unsupportedFormatVersion(path: path, found: error.version, supported: FileHeader.currentVersion)
         )
-    }
-
-    /// The changes that turn `old` into `new`.
-    static func differences(
-        from old: [StorageKey: StoredValue],
-        to new: [StorageKey: StoredValue]
-    ) -> [EntryChange] {
-        var changes: [EntryChange] = []
-        for (key, value) in new where old[key] != value {
-            changes.append(EntryChange(key: key, value: value))
-        }
-        for key in old.keys where new[key] == nil {
-            changes.append(EntryChange(key: key, value: nil))
-        }
-        return changes
     }
 }
 

@@ -94,6 +94,7 @@ public final class PreferencesStore: Sendable {
         commitWatcher = backend.makeCommitWatcher()
         errorChannel.report(problems)
         commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
+        backend.onChangesElsewhere { [weak self] in self?.catchUpIfNeeded() }
         changeHub.announce(to: self)
     }
 
