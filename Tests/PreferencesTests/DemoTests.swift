@@ -88,11 +88,3 @@ struct StandardStoreTests {
                 atPath: blocker.appendingPathComponent("PreferencesHarness/preferences.store.log").path))
     }
 }
-
-private let isLinux: Bool = {
-    #if os(Linux)
-        true
-    #else
-        false
-    #endif
-}()

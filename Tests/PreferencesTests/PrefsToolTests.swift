@@ -195,7 +195,8 @@ struct PrefsToolTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL).storedValue(at: StoredKey("a")) == nil)
     }
 
-    @Test func aUserDefaultsPlistWrittenByFoundationImports() throws {
+    @Test(.enabled(if: isLinux, "points Foundation's suite files elsewhere through XDG_CONFIG_HOME"))
+    func aUserDefaultsPlistWrittenByFoundationImports() throws {
         let directory = try TemporaryDirectory()
         let config = directory.url.appendingPathComponent("config")
         let suite = "com.example.legacy"

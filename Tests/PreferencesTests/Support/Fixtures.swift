@@ -155,3 +155,14 @@ final class FileOperationLog: Sendable {
         }
     }
 }
+
+/// Whether the tests run on Linux, for those that point Foundation or the standard store somewhere
+/// through `XDG_CONFIG_HOME`, which only Linux reads: elsewhere they would write into the real
+/// Application Support or Preferences folder.
+let isLinux: Bool = {
+    #if os(Linux)
+        true
+    #else
+        false
+    #endif
+}()
