@@ -1,9 +1,22 @@
 /// The backend of a store that keeps its values in memory only: for tests and previews, and for a
 /// store whose file could not be opened, which refuses every write with the reason.
-struct InMemoryBackend: UnsharedBackend {
+struct InMemoryBackend: PreferencesBackend {
     var location = "memory"
     /// Why writes are refused, for a store whose file could not be opened.
     var refusal: PreferencesError?
+
+    // Nobody else commits here: nothing to catch up with, nobody to lock out or wake.
+    var commitCount: UInt64 { 0 }
+
+    func makeCommitWatcher() -> CommitWatcher? { nil }
+
+    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {}
+
+    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool { true }
+
+    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
+        try body()
+    }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
         if let refusal {

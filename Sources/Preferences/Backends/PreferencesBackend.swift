@@ -55,26 +55,8 @@ protocol PreferencesBackend: Sendable {
     func flush() throws(PreferencesError)
 }
 
-/// A backend that no other store commits to, or whose other writers it cannot notice (a
-/// `UserDefaults` suite): nothing to catch up with, nobody to lock out.
-protocol UnsharedBackend: PreferencesBackend {}
-
 extension PreferencesBackend {
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
-}
-
-extension UnsharedBackend {
-    var commitCount: UInt64 { 0 }
-
-    func makeCommitWatcher() -> CommitWatcher? { nil }
-
-    func catchUp(_ apply: (BackendUpdate) -> Void) throws(PreferencesError) {}
-
-    func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool { true }
-
-    func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result {
-        try body()
-    }
 }
 
 /// What a backend reports to its store after catching up or committing.

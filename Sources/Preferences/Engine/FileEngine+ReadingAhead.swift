@@ -14,8 +14,8 @@ extension FileEngine {
         // the next read then finds nothing more to read.
         let count = lockFile.commitCount
         return state.withLock { state -> Bool in
-            // Holding the exclusive lock, this engine is current; the store's memory catches up
-            // when the commit or transaction holding it ends.
+            // Holding the exclusive lock, this engine is current, and so is the store's memory,
+            // which took what the lock's catch-up found before the lock's holder went on.
             guard count != state.seenCount, state.exclusiveDepth == 0 else { return true }
             guard state.pendingRepair.isEmpty, let acknowledged = lockFile.acknowledged else { return false }
             let records: [Record]?

@@ -132,9 +132,9 @@ final class FileEngine: PreferencesBackend {
                     try fileSystem.synchronize(log)
                 }
             } catch {
-                // Take back what may have reached the file. Should this fail too, the size check
-                // above cuts it off before the next append; either way nobody reads past
-                // `logValidEnd` a record that does not verify.
+                // Take back what may have reached the file. Should this fail too, the next append's
+                // check of the log's size (`prepareAppend`) cuts it off; either way nobody reads
+                // past `logValidEnd` a record that does not verify.
                 try? fileSystem.truncate(log, to: state.logValidEnd)
                 throw error
             }

@@ -122,15 +122,24 @@ final class LockFile: @unchecked Sendable {
                     try fileSystem.apply(ownership, to: descriptor, path: path)
                 }
             }
-            var status = stat()
-            try fileSystem.check(.read, path) { fstat(descriptor, &status) }
-            if Int(status.st_size) < pageSize {
-                try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(pageSize)) }
-            }
+            try lengthenToAPage(descriptor, path: path, fileSystem: fileSystem)
             return descriptor
         } catch {
             close(descriptor)
             throw error
+        }
+    }
+
+    /// Makes the file at least a page long: new, or shortened by another program.
+    private static func lengthenToAPage(
+        _ descriptor: Int32,
+        path: String,
+        fileSystem: FileSystem
+    ) throws(PreferencesError) {
+        var status = stat()
+        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
+        if Int(status.st_size) < pageSize {
+            try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(pageSize)) }
         }
     }
 
@@ -141,7 +150,7 @@ final class LockFile: @unchecked Sendable {
     /// How many commits and compactions all processes have made on this store, as a number only
     /// worth comparing with an earlier one.
     var commitCount: UInt64 {
-        preferences_atomic_load(page + Word.commitCount.rawValue)
+        preferences_atomic_load(word(.commitCount))
     }
 
     /// The last acknowledged commit, or `nil` if the page has none on record (it was set up anew).
@@ -290,11 +299,7 @@ final class LockFile: @unchecked Sendable {
 
     /// Maps the first page of `descriptor` at the page's address, lengthening the file if it was shortened.
     private func map(_ descriptor: Int32) throws(PreferencesError) {
-        var status = stat()
-        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
-        if Int(status.st_size) < Self.pageSize {
-            try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(Self.pageSize)) }
-        }
+        try Self.lengthenToAPage(descriptor, path: path, fileSystem: fileSystem)
         let mapped = mmap(page, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, descriptor, 0)
         guard mapped == page else {
             throw PreferencesError(.fileOperationFailed(path: path, operation: "map", errorNumber: errno))
