@@ -29,6 +29,10 @@ import PreferencesHarnessKit
 //   preferences-harness standard FOLDER
 //       With XDG_CONFIG_HOME set to FOLDER, which is a file at first: writes to the standard store
 //       (refused), turns FOLDER into a folder, waits a second, and writes again.
+//   preferences-harness layers STORE [-name value ...]
+//       Opens STORE reading its launch arguments, HARNESS_-prefixed environment variables and the
+//       managed settings under $XDG_CONFIG_DIRS, and prints "name=value (source)" for the keys
+//       count, flag, title and com.vendor.sdk:flag, then whether writing count is refused.
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
@@ -116,6 +120,23 @@ do {
             pause()
         }
         withExtendedLifetime(observation) {}
+    case "layers":
+        let store = try PreferencesStore(
+            fileURL: storeURL, overrides: [.launchArguments, .environment(prefix: "HARNESS_"), .managed])
+        let count = PreferenceKey<Int>("count", default: 0)
+        let flag = PreferenceKey<Bool>("flag", default: false)
+        let title = PreferenceKey<String>("title", default: "untitled")
+        let vendorFlag = PreferenceKey<Bool>("flag", default: false, in: .custom("com.vendor.sdk"))
+        print("count=\(store[count]) (\(store.source(of: count)))")
+        print("flag=\(store[flag]) (\(store.source(of: flag)))")
+        print("title=\(store[title]) (\(store.source(of: title)))")
+        print("vendor=\(store[vendorFlag]) (\(store.source(of: vendorFlag)))")
+        do {
+            try store.setValue(99, for: count)
+            print("write: stored")
+        } catch let error as PreferencesError {
+            print("write: \(error.code)")
+        }
     case "migrate":
         guard arguments.count == 4, let count = Int(arguments[3]) else { fail("migrate needs STORE ACKS COUNT") }
         let store = try PreferencesStore(fileURL: storeURL)

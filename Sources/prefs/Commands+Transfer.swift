@@ -56,7 +56,12 @@ extension Commands {
                 guard let text = object["key"] as? String else {
                     throw ToolError(.usage, "'\(file)' has an entry without a key.")
                 }
-                return (try invocation.key(text), try ValueText.value(fromExported: object))
+                let key = try invocation.key(text)
+                do throws(ValueText.Failure) {
+                    return (key, try ValueText.value(fromExported: object))
+                } catch {
+                    throw ToolError(.usage, error.message)
+                }
             }
         }
         guard let dictionary = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]

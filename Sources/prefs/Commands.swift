@@ -60,9 +60,10 @@ struct Commands {
         let existing = store.storedValue(at: key)
         let type = invocation.type ?? existing.map(ValueText.typeName) ?? "string"
         let value: StoredValue
-        do throws(ToolError) {
+        do throws(ValueText.Failure) {
             value = try ValueText.parse(text, as: type)
-        } catch  where invocation.type == nil && existing != nil {
+        } catch {
+            guard invocation.type == nil, existing != nil else { throw ToolError(.usage, error.message) }
             throw ToolError(
                 .usage,
                 "\(error.message) '\(key)' holds \(ValueText.described(type)); to store another type, give --type and --force."

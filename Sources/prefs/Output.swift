@@ -103,6 +103,7 @@ struct Output {
             case .thisStore: "this store"
             case .elsewhere: "another process"
             case .migration(let id): "migration '\(id)'"
+            case .managedSettings: "managed settings"
             }
         if json {
             var object: [String: Any] = ["key": key.description, "origin": from]

@@ -10,17 +10,38 @@ final class KeyCodec<Value: Sendable>: Sendable {
     /// Returns `nil` for a value that means "no entry": the `nil` of an optional key.
     let encode: @Sendable (Value) throws(EncodeFailure) -> StoredValue?
     let decode: @Sendable (StoredValue) throws(DecodeFailure) -> Value
+    /// Reads a value from the JSON an override layer holds: a launch argument, an environment
+    /// variable or a managed setting (see `OverrideText`).
+    let decodeOverride: @Sendable (Data) throws(DecodeFailure) -> Value
     /// Whether a store keeps the decoded value so that repeated reads do not decode again.
     let cachesDecodedValues: Bool
 
     init(
         encode: @escaping @Sendable (Value) throws(EncodeFailure) -> StoredValue?,
         decode: @escaping @Sendable (StoredValue) throws(DecodeFailure) -> Value,
+        decodeOverride: @escaping @Sendable (Data) throws(DecodeFailure) -> Value,
         cachesDecodedValues: Bool
     ) {
         self.encode = encode
         self.decode = decode
+        self.decodeOverride = decodeOverride
         self.cachesDecodedValues = cachesDecodedValues
+    }
+
+    /// The kinds of stored value this key reads: those its decoder does not reject as a mismatch.
+    ///
+    /// Found by trying one sample of each kind, so that no type has to declare its kind; what the
+    /// schema records, and what `prefs write` checks a value against.
+    var acceptedKinds: [StoredKind] {
+        StoredKind.allCases.filter { kind in
+            do throws(DecodeFailure) {
+                _ = try decode(kind.sample)
+                return true
+            } catch {
+                if case .invalid = error { return true }
+                return false
+            }
+        }
     }
 }
 
@@ -40,21 +61,29 @@ enum DecodeFailure: Error {
 extension KeyCodec where Value: DirectPreferenceValue {
     static var direct: KeyCodec {
         let codec = Value._preferenceCodec
-        return KeyCodec(encode: { codec.encode($0) }, decode: codec.decode, cachesDecodedValues: !codec.isScalar)
+        return KeyCodec(
+            encode: { codec.encode($0) },
+            decode: codec.decode,
+            decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
+            cachesDecodedValues: !codec.isScalar
+        )
     }
 }
 
 extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferenceValue {
     static var rawValue: KeyCodec {
         let codec = Value.RawValue._preferenceCodec
+        @Sendable func value(for raw: Value.RawValue) throws(DecodeFailure) -> Value {
+            guard let value = Value(rawValue: raw) else {
+                throw .invalid("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))")
+            }
+            return value
+        }
         return KeyCodec(
             encode: { codec.encode($0.rawValue) },
-            decode: { stored throws(DecodeFailure) in
-                let raw = try codec.decode(stored)
-                guard let value = Value(rawValue: raw) else {
-                    throw .invalid("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))")
-                }
-                return value
+            decode: { stored throws(DecodeFailure) in try value(for: try codec.decode(stored)) },
+            decodeOverride: { json throws(DecodeFailure) in
+                try value(for: try OverrideText.decode(Value.RawValue.self, from: json))
             },
             cachesDecodedValues: true
         )
@@ -88,6 +117,7 @@ extension KeyCodec where Value: Codable {
                     throw .invalid(describe(error))
                 }
             },
+            decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
             cachesDecodedValues: true
         )
     }
@@ -102,13 +132,14 @@ extension KeyCodec {
                 return try wrapped.encode(value)
             },
             decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
+            decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
             cachesDecodedValues: wrapped.cachesDecodedValues
         )
     }
 }
 
 /// A one-line account of an encoding or decoding error, with the coding path where there is one.
-private func describe(_ error: any Error) -> String {
+func describe(_ error: any Error) -> String {
     let context: String?
     let path: [any CodingKey]
     switch error {

@@ -63,3 +63,47 @@ extension StoredValue: Equatable {
         }
     }
 }
+
+/// The kinds of stored value: what a declared key's schema records it reads, and what `prefs`
+/// checks a value against.
+package enum StoredKind: String, CaseIterable, Sendable {
+    case bool, signed, unsigned, double, float, string, data, date, url, array, dictionary, encoded
+
+    /// A value of this kind, for finding out whether a key reads it.
+    var sample: StoredValue {
+        switch self {
+        case .bool: .bool(false)
+        case .signed: .signed(0)
+        case .unsigned: .unsigned(0)
+        case .double: .double(0)
+        case .float: .float(0)
+        case .string: .string("")
+        case .data: .data(Data())
+        case .date: .date(0)
+        case .url: .url("about:blank")
+        case .array: .array([])
+        case .dictionary: .dictionary([:])
+        case .encoded: .encoded(Data("{}".utf8))
+        }
+    }
+}
+
+extension StoredValue {
+    /// The value's kind.
+    package var kind: StoredKind {
+        switch self {
+        case .bool: .bool
+        case .signed: .signed
+        case .unsigned: .unsigned
+        case .double: .double
+        case .float: .float
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .url: .url
+        case .array: .array
+        case .dictionary: .dictionary
+        case .encoded: .encoded
+        }
+    }
+}

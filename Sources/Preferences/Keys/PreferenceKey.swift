@@ -37,25 +37,147 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     public let namespace: PreferenceNamespace
 
     /// The value a store returns when nothing is stored for the key, or what is stored cannot be read.
+    ///
+    /// For a key declared with a computed default, the value it computed when the key was created;
+    /// each store computes its own, once: read it with ``PreferencesStore/defaultValue(for:)``.
     public let defaultValue: Value
+
+    /// A sentence saying what the key is for, given with ``described(_:)``: the schema that
+    /// ``PreferencesStore/register(_:)-(PreferenceKeys...)`` stores, and `prefs schema`, show it.
+    public let summary: String?
 
     let codec: KeyCodec<Value>
 
     /// The name's hash in this process, so that reading the key hashes no string.
     let nameHash: Int
 
-    private init(name: String, namespace: PreferenceNamespace, defaultValue: Value, codec: KeyCodec<Value>) {
+    /// Whether each store computes the default with `computeDefault`, rather than using `defaultValue`.
+    ///
+    /// A `Bool`, so that the read path tests it without touching the optional closure.
+    let hasComputedDefault: Bool
+    let computeDefault: (@Sendable () -> Value)?
+
+    private init(
+        name: String,
+        namespace: PreferenceNamespace,
+        defaultValue: Value,
+        codec: KeyCodec<Value>,
+        computeDefault: (@Sendable () -> Value)? = nil,
+        summary: String? = nil
+    ) {
         KeyValidation.validate(name: name, namespace: namespace)
         self.name = name
         self.namespace = namespace
         self.defaultValue = defaultValue
         self.codec = codec
+        self.computeDefault = computeDefault
+        self.summary = summary
+        hasComputedDefault = computeDefault != nil
         nameHash = name.hashValue
         super.init()
     }
 
+    private convenience init(
+        name: String,
+        namespace: PreferenceNamespace,
+        codec: KeyCodec<Value>,
+        computeDefault: @escaping @Sendable () -> Value
+    ) {
+        self.init(
+            name: name, namespace: namespace, defaultValue: computeDefault(), codec: codec,
+            computeDefault: computeDefault)
+    }
+
+    /// The same key, with a sentence saying what it is for.
+    ///
+    /// ```swift
+    /// static let largeText = PreferenceKey<Bool>("largeText", default: false)
+    ///     .described("Shows every text one size larger.")
+    /// ```
+    ///
+    /// - Parameter summary: What the key is for, as an administrator or a tool should read it.
+    /// - Returns: A key with the same name, namespace, type and default.
+    public func described(_ summary: String) -> PreferenceKey<Value> {
+        PreferenceKey(
+            name: name, namespace: namespace, defaultValue: defaultValue, codec: codec,
+            computeDefault: computeDefault, summary: summary)
+    }
+
     override func storageKey(appNamespace: String) -> StorageKey {
         StorageKey(namespace: namespace.resolved(appNamespace: appNamespace), name: name, nameHash: nameHash)
+    }
+
+    override func declaration(appNamespace: String) -> KeyDeclaration {
+        let codec = codec
+        return KeyDeclaration(
+            key: storageKey(appNamespace: appNamespace),
+            typeName: typeName(Value.self),
+            kinds: codec.acceptedKinds,
+            defaultValue: hasComputedDefault ? nil : (try? codec.encode(defaultValue)) ?? nil,
+            computesDefault: hasComputedDefault,
+            summary: summary,
+            reads: { stored in (try? codec.decode(stored)) != nil }
+        )
+    }
+}
+
+extension PreferenceKey {
+    /// Creates a key of a type the store keeps natively whose default each store computes, once.
+    ///
+    /// ```swift
+    /// static let firstSeen = PreferenceKey<Date>("firstSeen") { .now }
+    /// ```
+    ///
+    /// A store calls `makeDefault` the first time it needs the default and keeps what it returned
+    /// for as long as it is open; nothing is stored until you write the key. The key's
+    /// ``defaultValue`` is one value computed when the key was created.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    ///   - makeDefault: Computes the default.
+    public convenience init(
+        _ name: String, in namespace: PreferenceNamespace = .app, default makeDefault: @escaping @Sendable () -> Value
+    ) where Value: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, codec: .direct, computeDefault: makeDefault)
+    }
+
+    /// Creates a key of a `RawRepresentable` type whose default each store computes, once.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    ///   - makeDefault: Computes the default.
+    public convenience init(
+        _ name: String, in namespace: PreferenceNamespace = .app, default makeDefault: @escaping @Sendable () -> Value
+    ) where Value: RawRepresentable, Value.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, codec: .rawValue, computeDefault: makeDefault)
+    }
+
+    /// Creates a key of a `Codable` type whose default each store computes, once.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    ///   - makeDefault: Computes the default.
+    @_disfavoredOverload
+    public convenience init(
+        _ name: String, in namespace: PreferenceNamespace = .app, default makeDefault: @escaping @Sendable () -> Value
+    ) where Value: Codable {
+        self.init(name: name, namespace: namespace, codec: .codable, computeDefault: makeDefault)
+    }
+
+    /// Creates a key of a `RawRepresentable` and `Codable` type, stored as its raw value, whose
+    /// default each store computes, once.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name within its namespace.
+    ///   - namespace: Where the name lives; the app's own namespace unless you say otherwise.
+    ///   - makeDefault: Computes the default.
+    public convenience init(
+        _ name: String, in namespace: PreferenceNamespace = .app, default makeDefault: @escaping @Sendable () -> Value
+    ) where Value: RawRepresentable & Codable, Value.RawValue: DirectPreferenceValue {
+        self.init(name: name, namespace: namespace, codec: .rawValue, computeDefault: makeDefault)
     }
 }
 

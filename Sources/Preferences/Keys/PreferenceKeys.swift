@@ -41,4 +41,11 @@ public class PreferenceKeys: @unchecked Sendable {
     func storageKey(appNamespace: String) -> StorageKey {
         preconditionFailure("only PreferenceKey instances exist")
     }
+
+    /// What a store records when the app declares the key.
+    ///
+    /// Every instance is a ``PreferenceKey``, which overrides it.
+    func declaration(appNamespace: String) -> KeyDeclaration {
+        preconditionFailure("only PreferenceKey instances exist")
+    }
 }

@@ -40,3 +40,21 @@ extension StoredKey {
         return nil
     }
 }
+
+extension StoredKey {
+    /// Reads a key written as ``description`` writes it, `namespace:name`; `nil` if the text is not one.
+    package init?(parsing text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let namespace = String(text[..<colon])
+        let name = String(text[text.index(after: colon)...])
+        guard !namespace.isEmpty, !name.isEmpty, !name.contains(":") else { return nil }
+        switch namespace {
+        case "app": self.init(name, in: .app)
+        case "global": self.init(name, in: .global)
+        default: self.init(name, in: .custom(namespace))
+        }
+        if ruleBroken != nil {
+            return nil
+        }
+    }
+}

@@ -105,7 +105,12 @@ extension PreferencesStore {
                 }
                 let entry = AppliedMigration(id: migration.id, appliedAt: Date(), result: result)
                 transaction.record(entry)
-                try commit(transaction.finish(), migration: migration.id)
+                do {
+                    try commit(transaction.finish(), migration: migration.id)
+                } catch let error as PreferencesError where error.code == .valueForced {
+                    throw PreferencesError(
+                        .migrationFailed(migration: migration.id, key: error.key, reason: error.description))
+                }
                 return entry
             }
         }

@@ -23,6 +23,10 @@ public enum ChangeOrigin: Sendable, Hashable {
 
     /// A migration committed it, in this process or another.
     case migration(id: String)
+
+    /// An administrator changed a managed setting: the key's value now comes from another layer,
+    /// and nothing stored changed. See ``OverrideLayer/managed``.
+    case managedSettings
 }
 
 /// A change as the store records it for delivery: the new stored values, and where they came from.

@@ -128,14 +128,14 @@ extension PreferencesStore {
         handler: @escaping @Sendable (PreferencesChange) -> Void
     ) -> PreferencesObservation {
         let filter = ChangeHub.Filter.keys(Set(keys.map { $0.storageKey(appNamespace: appNamespace) }))
-        return register(filter) { [appNamespace] change in
+        return addObserver(filter) { [appNamespace] change in
             handler(change.publicChange(appNamespace: appNamespace))
         }
     }
 
     private func changes(matching filter: ChangeHub.Filter) -> AsyncStream<PreferencesChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: PreferencesChange.self)
-        let observation = register(filter) { [appNamespace] change in
+        let observation = addObserver(filter) { [appNamespace] change in
             continuation.yield(change.publicChange(appNamespace: appNamespace))
         }
         continuation.onTermination = { _ in observation.cancel() }
@@ -151,12 +151,15 @@ extension PreferencesStore {
     ) -> PreferencesObservation {
         let storageKey = storageKey(for: key)
         let codec = key.codec
-        let defaultValue = key.defaultValue
+        let defaultValue = defaultValue(for: key)
         let storedKey = storedKey(for: storageKey)
         let deliver: @Sendable (CommittedChange) -> Void = { [appNamespace, errorChannel] change in
             for entry in change.changes where entry.key == storageKey {
                 var value = defaultValue
-                if let stored = entry.value {
+                if self.isOverridden(storageKey) {
+                    // The value an override layer holds now, or what lies under it.
+                    value = self.currentValue(for: key, tracksAccess: false)
+                } else if let stored = entry.value {
                     do throws(DecodeFailure) {
                         value = try codec.decode(stored)
                     } catch {
@@ -167,12 +170,12 @@ extension PreferencesStore {
                 handler(value, change.publicChange(appNamespace: appNamespace))
             }
         }
-        return register(.keys([storageKey]), start: { start(self[key]) }, deliver: deliver)
+        return addObserver(.keys([storageKey]), start: { start(self[key]) }, deliver: deliver)
     }
 
     /// Adds an observer with the write lock held, so that no commit falls between `start` and the
     /// first change delivered, and watches other processes while anyone observes.
-    func register(
+    func addObserver(
         _ filter: ChangeHub.Filter,
         start: () -> Void = {},
         deliver: @escaping @Sendable (CommittedChange) -> Void

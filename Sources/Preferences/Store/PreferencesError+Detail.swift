@@ -10,6 +10,12 @@ extension PreferencesError {
         case fileOperationFailed(path: String, operation: String, errorNumber: Int32)
         case storeUnavailable(path: String, reason: String)
         case migrationFailed(migration: String, key: StoredKey?, reason: String)
+        case valueForced(key: StoredKey, origin: String)
+        /// A value in an override layer that does not read as the key's type (code `typeMismatch`).
+        case unreadableOverride(key: StoredKey, origin: String, text: String, expected: String, reason: String)
+        /// A managed settings file that does not read (code `fileOperationFailed`).
+        case unreadableSettings(path: String, reason: String)
+        case importFailed(key: StoredKey?, reason: String)
 
         var code: Code {
             switch self {
@@ -22,17 +28,22 @@ extension PreferencesError {
             case .fileOperationFailed: .fileOperationFailed
             case .storeUnavailable: .storeUnavailable
             case .migrationFailed: .migrationFailed
+            case .valueForced: .valueForced
+            case .unreadableOverride: .typeMismatch
+            case .unreadableSettings: .fileOperationFailed
+            case .importFailed: .importFailed
             }
         }
 
         var key: StoredKey? {
             switch self {
             case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
-                .conflictingValueTypes(let key, _, _):
+                .conflictingValueTypes(let key, _, _), .valueForced(let key, _),
+                .unreadableOverride(let key, _, _, _, _):
                 key
-            case .migrationFailed(_, let key, _):
+            case .migrationFailed(_, let key, _), .importFailed(let key, _):
                 key
-            case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable:
+            case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable, .unreadableSettings:
                 nil
             }
         }
@@ -40,9 +51,10 @@ extension PreferencesError {
         var filePath: String? {
             switch self {
             case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
-                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _):
+                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _), .unreadableSettings(let path, _):
                 path
-            case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed:
+            case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
+                .valueForced, .unreadableOverride, .importFailed:
                 nil
             }
         }
@@ -73,6 +85,16 @@ extension PreferencesError {
                 "Migration '\(migration)' failed"
                     + (key.map { " at key '\($0)'" } ?? "")
                     + ": \(reason). It changed nothing and was not recorded, so it runs again next time."
+            case .valueForced(let key, let origin):
+                "Key '\(key)' is forced by the \(origin), so the app cannot change it. Nothing was written."
+            case .unreadableOverride(let key, let origin, let text, let expected, let reason):
+                "Type mismatch for key '\(key)': the \(origin) holds \(text), which does not read as \(expected)"
+                    + (reason.isEmpty ? "" : " (\(reason))") + ". It was skipped."
+            case .importFailed(let key, let reason):
+                "Could not import" + (key.map { " key '\($0)'" } ?? "") + ": \(reason). Nothing was imported."
+            case .unreadableSettings(let path, let reason):
+                "The managed settings file '\(path)' cannot be read: \(reason). "
+                    + "The settings it held when it last read still apply."
             }
         }
     }

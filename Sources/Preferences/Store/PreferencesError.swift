@@ -80,6 +80,16 @@ extension PreferencesError {
         /// Nothing the migration would have changed was changed, and it was not recorded as applied:
         /// it runs again the next time migrations run.
         public static let migrationFailed = Code("migrationFailed")
+
+        /// The key's value is forced by a managed setting, so the app cannot change it.
+        ///
+        /// Nothing was written. ``PreferencesStore/isForced(_:)`` tells beforehand.
+        public static let valueForced = Code("valueForced")
+
+        /// The data to import is not an export, or one of its entries does not read.
+        ///
+        /// Nothing was imported. See ``PreferencesStore/import(_:)``.
+        public static let importFailed = Code("importFailed")
     }
 }
 

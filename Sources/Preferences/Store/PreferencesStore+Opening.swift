@@ -24,6 +24,7 @@ extension PreferencesStore {
     ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
     ///   - durability: How far each write goes before it returns; see ``Durability``.
     ///   - handling: What to do if the file is damaged.
+    ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
     ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
     ///   ``PreferencesError/Code/damagedFile`` if it is damaged and `handling` is ``DamageHandling/throwError``.
@@ -31,13 +32,15 @@ extension PreferencesStore {
         fileURL: URL,
         appNamespace: String = PreferencesStore.defaultAppNamespace,
         durability: Durability = .standard,
-        ifDamaged handling: DamageHandling = .recover
+        ifDamaged handling: DamageHandling = .recover,
+        overrides: [OverrideLayer] = []
     ) throws {
         try self.init(
             fileURL: fileURL,
             appNamespace: appNamespace,
             durability: durability,
             ifDamaged: handling,
+            overrides: overrides,
             fileSystem: FileSystem()
         )
     }
@@ -68,6 +71,7 @@ extension PreferencesStore {
         appNamespace: String = PreferencesStore.defaultAppNamespace,
         durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
+        overrides: [OverrideLayer] = [],
         fileSystem: FileSystem,
         compactionMinimumBytes: Int = PreferencesStore.defaultCompactionMinimumBytes
     ) throws(PreferencesError) {
@@ -83,6 +87,7 @@ extension PreferencesStore {
             appNamespace: appNamespace,
             fileURL: fileURL,
             durability: durability,
+            overrides: overrides,
             problems: opened.problems
         )
     }
@@ -107,22 +112,37 @@ extension PreferencesStore {
     /// - Parameters:
     ///   - suiteName: The suite's name; `nil` for the app's standard defaults.
     ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
     public convenience init(
-        userDefaultsSuite suiteName: String?, appNamespace: String = PreferencesStore.defaultAppNamespace
+        userDefaultsSuite suiteName: String?,
+        appNamespace: String = PreferencesStore.defaultAppNamespace,
+        overrides: [OverrideLayer] = []
     ) {
         let (backend, entries, problems) = UserDefaultsBackend.open(suiteName: suiteName)
-        self.init(backend: backend, entries: entries, appNamespace: appNamespace, fileURL: nil, problems: problems)
+        self.init(
+            backend: backend, entries: entries, appNamespace: appNamespace, fileURL: nil, overrides: overrides,
+            problems: problems)
     }
 
     /// Creates a store that keeps its values in memory only, for tests and previews.
     ///
-    /// - Parameter appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    /// - Parameters:
+    ///   - appNamespace: The name under which ``PreferenceNamespace/app`` keys are stored.
+    ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
     /// - Returns: An empty store whose values last as long as it does.
-    public static func inMemory(appNamespace: String = PreferencesStore.defaultAppNamespace) -> PreferencesStore {
-        PreferencesStore(backend: InMemoryBackend(), entries: [:], appNamespace: appNamespace, fileURL: nil)
+    public static func inMemory(
+        appNamespace: String = PreferencesStore.defaultAppNamespace,
+        overrides: [OverrideLayer] = []
+    ) -> PreferencesStore {
+        PreferencesStore(
+            backend: InMemoryBackend(), entries: [:], appNamespace: appNamespace, fileURL: nil, overrides: overrides)
     }
 
     /// The store in the platform's usual place for this program's settings: ``standardFileURL``.
+    ///
+    /// It reads ``standardOverrides`` above its stored values: the launch arguments, so that
+    /// `-name value` works as it does with `UserDefaults` (and in UI tests), and the settings an
+    /// administrator manages. Open a store yourself to choose other layers.
     ///
     /// It opens on first use. If its file cannot be opened (on iOS, for instance, a folder that is
     /// not readable yet), it still returns a store, so that code using it keeps working: reads
@@ -134,6 +154,12 @@ extension PreferencesStore {
     /// yourself.
     public static var standard: PreferencesStore {
         StandardStore.shared.current()
+    }
+
+    /// The layers ``standard`` reads above its stored values: ``OverrideLayer/launchArguments``
+    /// and ``OverrideLayer/managed``.
+    public static var standardOverrides: [OverrideLayer] {
+        [.launchArguments, .managed]
     }
 
     /// Where ``standard`` keeps its file.
@@ -186,7 +212,8 @@ private final class StandardStore: Sendable {
             }
             let url = PreferencesStore.standardFileURL
             do throws(PreferencesError) {
-                let store = try PreferencesStore(fileURL: url, fileSystem: FileSystem())
+                let store = try PreferencesStore(
+                    fileURL: url, overrides: PreferencesStore.standardOverrides, fileSystem: FileSystem())
                 state = State(store: store, failedAt: nil)
             } catch {
                 let store = PreferencesStore(
@@ -194,6 +221,7 @@ private final class StandardStore: Sendable {
                     entries: [:],
                     appNamespace: PreferencesStore.defaultAppNamespace,
                     fileURL: url,
+                    overrides: PreferencesStore.standardOverrides,
                     problems: [error]
                 )
                 state = State(store: store, failedAt: .now)

@@ -1,5 +1,11 @@
 extension PreferencesStore {
-    /// The value stored for a key, or the key's default; setting it writes the value.
+    /// The key's value, or its default; setting it writes the value.
+    ///
+    /// The value is the topmost that reads as the key's type: a launch argument, an environment
+    /// variable or a managed setting, if the store reads those layers (see ``OverrideLayer``), then
+    /// the stored value. Writing stores the value, but an override still wins when read; writing a
+    /// key that a managed setting forces changes nothing and reports
+    /// ``PreferencesError/Code/valueForced``.
     ///
     /// When what is stored cannot be read as the key's type, the getter returns the default,
     /// leaves the stored data untouched, and reports the problem through ``errors`` once for that
@@ -8,16 +14,7 @@ extension PreferencesStore {
     ///
     /// - Parameter key: The key to read or write.
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
-        get {
-            var value = key.defaultValue
-            do {
-                try readStoredValue(for: key, into: &value, tracksAccess: true)
-            } catch {
-                reportOnce(error, for: storageKey(for: key))
-                return key.defaultValue
-            }
-            return value
-        }
+        get { currentValue(for: key, tracksAccess: true) }
         set {
             do {
                 try commit([change(setting: newValue, for: key)])
@@ -27,23 +24,39 @@ extension PreferencesStore {
         }
     }
 
-    /// The value stored for a key, or `nil` if there is none.
+    /// What the subscript reads: the topmost value, or the default, with a failure reported.
+    @inline(__always)
+    func currentValue<Value>(for key: PreferenceKey<Value>, tracksAccess: Bool) -> Value {
+        var value = key.defaultValue
+        do {
+            if try readStoredValue(for: key, into: &value, tracksAccess: tracksAccess) == nil, key.hasComputedDefault {
+                return defaultValue(for: key)
+            }
+        } catch {
+            reportOnce(error, for: storageKey(for: key))
+            return defaultValue(for: key)
+        }
+        return value
+    }
+
+    /// The key's value from the topmost layer that holds one, or `nil` if none does.
     ///
     /// Unlike the subscript, this tells absence from the default, and throws rather than returning
-    /// the default when the stored value cannot be read.
+    /// the default when the stored value cannot be read. An override layer's value comes first, as
+    /// for the subscript.
     ///
     /// - Parameter key: The key to read.
-    /// - Returns: The stored value, or `nil` if nothing is stored for the key.
+    /// - Returns: The value, or `nil` if no override and nothing stored holds one.
     /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch`` or
     ///   ``PreferencesError/Code/decodingFailed``, naming the key, what is stored and what was expected.
     public func value<Value>(for key: PreferenceKey<Value>) throws -> Value? {
         try storedValue(for: key)
     }
 
-    /// The value stored for an optional key, or `nil` if there is none.
+    /// The optional key's value from the topmost layer that holds one, or `nil` if none does.
     ///
     /// - Parameter key: The key to read.
-    /// - Returns: The stored value, or `nil` if nothing is stored for the key.
+    /// - Returns: The value, or `nil` if no override and nothing stored holds one.
     /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch`` or
     ///   ``PreferencesError/Code/decodingFailed``, naming the key, what is stored and what was expected.
     public func value<Wrapped>(for key: PreferenceKey<Wrapped?>) throws -> Wrapped? {
@@ -82,11 +95,15 @@ extension PreferencesStore {
     /// the first time only, once more to cache what it decoded. Decoding runs outside the lock,
     /// because a type's `init(from:)` or `init(rawValue:)` is code of the app's. When the backend's
     /// commit count shows a commit made elsewhere, catches up with it first.
-    func storedValue<Value>(for key: PreferenceKey<Value>, registeringType: Bool = true) throws(PreferencesError)
-        -> Value?
-    {
+    func storedValue<Value>(
+        for key: PreferenceKey<Value>,
+        registeringType: Bool = true,
+        readsOverrides: Bool = true
+    ) throws(PreferencesError) -> Value? {
         var value = key.defaultValue
-        return try readStoredValue(for: key, into: &value, registeringType: registeringType) ? value : nil
+        let source = try readStoredValue(
+            for: key, into: &value, registeringType: registeringType, readsOverrides: readsOverrides)
+        return source == nil ? nil : value
     }
 
     /// The value stored at a key, in its stored form.
@@ -95,7 +112,8 @@ extension PreferencesStore {
         return state.withLock { $0.slots[key]?.stored }
     }
 
-    /// Reads a key into `value`, and says whether anything was stored; `value` is untouched if not.
+    /// Reads a key into `value`, and says which layer it came from; `value` is untouched, and the
+    /// result `nil`, if no layer holds a value for it.
     ///
     /// The read path itself: it avoids `Optional<Value>`, whose metadata unspecialised generic code
     /// (this runs in the app's module, for the app's types) would look up on every read.
@@ -104,19 +122,28 @@ extension PreferencesStore {
         for key: PreferenceKey<Value>,
         into value: inout Value,
         registeringType: Bool = true,
-        tracksAccess: Bool = false
-    ) throws(PreferencesError) -> Bool {
+        tracksAccess: Bool = false,
+        readsOverrides: Bool = true
+    ) throws(PreferencesError) -> PreferenceSource? {
         let storageKey = storageKey(for: key)
         let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil, tracksAccess: tracksAccess)
         if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
-        guard let stored = slot.stored else { return false }
+        if readsOverrides, let override = slot.override,
+            let found = override.read(
+                with: key.codec,
+                report: { reportUnreadableOverrides($0, key: storageKey, expected: Value.self) })
+        {
+            value = found.value
+            return found.source
+        }
+        guard let stored = slot.stored else { return nil }
         // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
         // `Optional<Value>`'s metadata on every read.
         if let decoded = slot.decoded, slot.decodedType == ObjectIdentifier(Value.self) {
             value = decoded as! Value
-            return true
+            return .stored
         }
         let codec = key.codec
         do throws(DecodeFailure) {
@@ -127,7 +154,7 @@ extension PreferencesStore {
         if codec.cachesDecodedValues {
             cache(value, of: Value.self, for: storageKey, generation: slot.generation)
         }
-        return true
+        return .stored
     }
 
     /// What a read needs of a key's slot, copied out under the lock.
@@ -138,6 +165,7 @@ extension PreferencesStore {
         var generation: UInt64
         /// The type the key was first used with, when this read's type is another, reported once.
         var conflictingType: (any Any.Type)?
+        var override: OverrideEntry?
     }
 
     /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
@@ -183,7 +211,8 @@ extension PreferencesStore {
                 decoded: slot.decoded,
                 decodedType: slot.decodedType,
                 generation: slot.generation,
-                conflictingType: type.flatMap(slot.register)
+                conflictingType: type.flatMap(slot.register),
+                override: slot.override
             )
         }
     }

@@ -8,7 +8,8 @@ extension PreferencesStore {
     ///   - value: The value to store.
     ///   - key: The key to store it under.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/encodingFailed`` if the value cannot be
-    ///   encoded, or the backend's error if it cannot be written. Nothing changes when it throws.
+    ///   encoded, ``PreferencesError/Code/valueForced`` if a managed setting forces the key, or the
+    ///   backend's error if it cannot be written. Nothing changes when it throws.
     public func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
         try commit([change(setting: value, for: key)])
     }
@@ -23,20 +24,13 @@ extension PreferencesStore {
 
     /// Removes every entry in a namespace, in one commit.
     ///
+    /// Leaves the stored values of keys a managed setting forces.
+    ///
     /// - Parameter namespace: The namespace to empty.
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeAll(in namespace: PreferenceNamespace) throws {
         let resolved = namespace.resolved(appNamespace: appNamespace)
-        try writeLock.withLock {
-            try withExclusiveAccess {
-                let keys = state.withLock { state in
-                    state.slots.compactMap { key, slot in
-                        key.namespace == resolved && !key.isReserved && slot.stored != nil ? key : nil
-                    }
-                }
-                try commit(keys.map { PendingChange(key: $0, value: nil, valueType: nil) })
-            }
-        }
+        try removeStoredValues { key, _ in key.namespace == resolved && !key.isReserved }
     }
 
     /// Reads, changes and writes one value atomically: no other write to the store comes between.
@@ -45,7 +39,8 @@ extension PreferencesStore {
     /// try store.update(.launchCount) { $0 += 1 }
     /// ```
     ///
-    /// The body starts from the stored value, or the key's default when nothing is stored.
+    /// The body starts from the key's value as the subscript reads it (an override layer's value
+    /// if one holds the key), or the key's default when no layer holds one.
     ///
     /// - Parameters:
     ///   - key: The key to update.
@@ -59,7 +54,7 @@ extension PreferencesStore {
         -> Result
     {
         try transaction { preferences in
-            var value = try preferences.value(for: key) ?? key.defaultValue
+            var value = try preferences.value(for: key) ?? defaultValue(for: key)
             let result = try body(&value)
             try preferences.setValue(value, for: key)
             return result
@@ -120,7 +115,8 @@ extension PreferencesStore {
 
     /// Writes a batch of changes, durably and then to memory.
     ///
-    /// Catches up with commits made elsewhere, drops the changes that change nothing, has the
+    /// Refuses the whole batch if a managed setting forces one of its keys. Catches up with commits
+    /// made elsewhere, drops the changes that change nothing, has the
     /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
     /// throws.
     func commit(
@@ -140,8 +136,10 @@ extension PreferencesStore {
         do {
             try writeLock.withLock {
                 try withExclusiveAccess {
+                    var forced: (key: StorageKey, origin: String)?
                     let effective = state.withLock { state in
-                        changes.filter { change in
+                        forced = state.forcedChange(among: changes)
+                        return changes.filter { change in
                             if let type = change.valueType,
                                 let first = state.slot(for: change.key).register(type)
                             {
@@ -149,6 +147,9 @@ extension PreferencesStore {
                             }
                             return state.slots[change.key]?.stored != change.value
                         }
+                    }
+                    if let forced {
+                        throw PreferencesError(.valueForced(key: storedKey(for: forced.key), origin: forced.origin))
                     }
                     guard !effective.isEmpty else { return }
                     let record = Record(

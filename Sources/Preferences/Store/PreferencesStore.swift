@@ -66,6 +66,12 @@ public final class PreferencesStore: Sendable {
         /// Tracks, for the Observation framework, which keys a view or model read.
         let observationRegistrar = ObservationRegistrar()
     #endif
+    /// The layers read above the stored values; `nil` when the store reads none.
+    let overrideLayers: OverrideLayers?
+    /// Tells of changes to the managed settings, while the store reads them.
+    private let managedSettingsWatcher = Locked<ManagedSettingsWatcher?>(nil)
+    /// Held while the override layers are read and applied, so that readings apply in order.
+    let overrideReading = Locked(())
 
     /// The app namespace a store uses unless told otherwise: `"app"`.
     ///
@@ -79,6 +85,7 @@ public final class PreferencesStore: Sendable {
         appNamespace: String,
         fileURL: URL?,
         durability: Durability = .standard,
+        overrides: [OverrideLayer] = [],
         problems: [PreferencesError] = []
     ) {
         KeyValidation.validate(appNamespace: appNamespace)
@@ -87,6 +94,7 @@ public final class PreferencesStore: Sendable {
         self.fileURL = fileURL
         self.durability = durability
         state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }, seenCommitCount: backend.commitCount))
+        overrideLayers = overrides.isEmpty ? nil : OverrideLayers(overrides)
         errorChannel = ErrorChannel()
         let changeHub = ChangeHub()
         self.changeHub = changeHub
@@ -96,6 +104,12 @@ public final class PreferencesStore: Sendable {
         commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
         backend.onChangesElsewhere { [weak self] in self?.catchUpIfNeeded() }
         changeHub.announce(to: self)
+        if let overrideLayers {
+            // Watching first, so that no change made while the layers are read goes unseen.
+            let watcher = overrideLayers.watch { [weak self] in self?.readOverrides() }
+            managedSettingsWatcher.withLock { $0 = watcher }
+            readOverrides()
+        }
     }
 
     /// The problems the store reports rather than throws: values that could not be read or written

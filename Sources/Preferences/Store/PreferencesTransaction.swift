@@ -20,6 +20,9 @@ public struct PreferencesTransaction: ~Copyable {
     /// The value for a key as this transaction sees it, or the key's default; setting it writes the
     /// value when the transaction commits.
     ///
+    /// The transaction sees its own writes first, then the store's value as the store's subscript
+    /// reads it, override layers included.
+    ///
     /// A value that cannot be read gives the default and is reported, as with the store's
     /// subscript. A value that cannot be encoded makes the whole transaction throw and write nothing.
     ///
@@ -27,10 +30,10 @@ public struct PreferencesTransaction: ~Copyable {
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
         get {
             do {
-                return try lookUp(key) ?? key.defaultValue
+                return try lookUp(key) ?? store.defaultValue(for: key)
             } catch {
                 store.errorChannel.report(error)
-                return key.defaultValue
+                return store.defaultValue(for: key)
             }
         }
         set {
@@ -141,7 +144,8 @@ public struct PreferencesTransaction: ~Copyable {
         if let pending = changes[store.storageKey(for: key)] {
             return try decode(pending, for: key)
         }
-        return try store.storedValue(for: key, registeringType: !isMigration)
+        // A migration moves what is stored; an override is not the app's data.
+        return try store.storedValue(for: key, registeringType: !isMigration, readsOverrides: !isMigration)
     }
 
     private mutating func record(_ change: PendingChange) {

@@ -7,6 +7,12 @@ struct StoreState {
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
     var isCatchingUpInBackground = false
+    /// What the override layers hold, by key; empty when the store reads no override layer.
+    var overrides: [StorageKey: OverrideEntry] = [:]
+    /// Whether the override layers were read once: later readings are changes for observers.
+    var hasReadOverrides = false
+    /// The keys the app declared with ``PreferencesStore/register(_:)-(PreferenceKeys...)``.
+    var declarations: [StorageKey: KeyDeclaration] = [:]
 
     /// Applies changes committed elsewhere, or by this store.
     ///
@@ -30,6 +36,9 @@ struct StoreState {
             return slot
         }
         let slot = Slot()
+        if !overrides.isEmpty {
+            slot.override = overrides[key]
+        }
         slots[key] = slot
         return slot
     }
@@ -60,6 +69,10 @@ final class Slot {
     @exclusivity(unchecked) var reportedFailureGeneration: UInt64?
     /// The key path the Observation framework knows the key by, once it was needed.
     @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
+    /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
+    @exclusivity(unchecked) var override: OverrideEntry?
+    /// The default this store computed for a key declared with a computed default.
+    @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
     init(stored: StoredValue? = nil) {
         self.stored = stored

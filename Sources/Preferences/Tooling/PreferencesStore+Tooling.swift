@@ -44,7 +44,7 @@ extension PreferencesStore {
     /// Every commit that changes any key outside the reserved namespaces.
     package func changesToEveryKey() -> AsyncStream<PreferencesChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: PreferencesChange.self)
-        let observation = register(.everything) { [appNamespace] change in
+        let observation = addObserver(.everything) { [appNamespace] change in
             continuation.yield(change.publicChange(appNamespace: appNamespace))
         }
         continuation.onTermination = { _ in observation.cancel() }
@@ -57,5 +57,16 @@ extension FileEngine {
         try state.withLock { (state: inout State) throws(PreferencesError) in
             try compact(&state)
         }
+    }
+}
+
+extension PreferencesStore {
+    /// The schema stored by every `register` call on the store's data, sorted by namespace and name.
+    package func declaredKeys() -> [KeyDeclaration] {
+        catchUpForRead()
+        let values = state.withLock { state in
+            state.slots.compactMap { key, slot in key.isSchemaEntry ? slot.stored : nil }
+        }
+        return values.compactMap(KeyDeclaration.init(schemaValue:)).sorted { $0.key < $1.key }
     }
 }

@@ -1,10 +1,15 @@
-import Foundation
-import Preferences
+package import Foundation
 
-/// Stored values as `prefs` prints them and reads them from the command line.
-enum ValueText {
+/// Stored values as text: what `prefs` prints and reads from the command line, and the typed JSON
+/// of ``PreferencesStore/export()`` and `prefs export`.
+package enum ValueText {
+    /// Why a text does not read as a value: a sentence naming the text and what was expected.
+    package struct Failure: Error {
+        package let message: String
+    }
+
     /// The type names of `--type`, and what `read` shows.
-    static func typeName(of value: StoredValue) -> String {
+    package static func typeName(of value: StoredValue) -> String {
         switch value {
         case .bool: "bool"
         case .signed, .unsigned: "int"
@@ -20,16 +25,16 @@ enum ValueText {
     }
 
     /// A type name with its article, such as "an int" or "a date".
-    static func described(_ type: String) -> String {
+    package static func described(_ type: String) -> String {
         (["array", "int"].contains(type) ? "an " : "a ") + type
     }
 
-    static let writableTypes = ["bool", "int", "double", "string", "date", "data", "url", "json"]
+    package static let writableTypes = ["bool", "int", "double", "string", "date", "data", "url", "json"]
 
     /// Parses a command-line value as a type.
-    static func parse(_ text: String, as type: String) throws(ToolError) -> StoredValue {
-        func invalid(_ expectation: String) -> ToolError {
-            ToolError(.usage, "'\(text)' is not \(expectation).")
+    package static func parse(_ text: String, as type: String) throws(Failure) -> StoredValue {
+        func invalid(_ expectation: String) -> Failure {
+            Failure(message: "'\(text)' is not \(expectation).")
         }
         switch type {
         case "bool":
@@ -64,12 +69,12 @@ enum ValueText {
             }
             return .encoded(Data(text.utf8))
         default:
-            throw ToolError(.usage, "unknown type '\(type)': use \(writableTypes.joined(separator: ", ")).")
+            throw Failure(message: "unknown type '\(type)': use \(writableTypes.joined(separator: ", ")).")
         }
     }
 
     /// A value as one line of text.
-    static func text(_ value: StoredValue) -> String {
+    package static func text(_ value: StoredValue) -> String {
         switch value {
         case .bool(let value): "\(value)"
         case .signed(let value): "\(value)"
@@ -88,7 +93,7 @@ enum ValueText {
     }
 
     /// A value as a JSON object for `--json` output and `export`.
-    static func json(_ value: StoredValue) -> Any {
+    package static func json(_ value: StoredValue) -> Any {
         switch value {
         case .bool(let value): value
         case .signed(let value): value
@@ -107,7 +112,7 @@ enum ValueText {
     /// A value as `export` writes it, `type` and `value`, so that `import` reads back exactly what
     /// was stored: numbers as their exact text (a NaN as its bit pattern), a date with its seconds
     /// too, a `Codable` value as its JSON text, and every item of an array or dictionary the same way.
-    static func exported(_ value: StoredValue) -> [String: Any] {
+    package static func exported(_ value: StoredValue) -> [String: Any] {
         var node: [String: Any] = ["type": typeName(of: value)]
         switch value {
         case .bool(let value): node["value"] = value
@@ -132,12 +137,12 @@ enum ValueText {
     }
 
     /// Reads back what ``exported(_:)`` wrote: the other half of `export` and `import`.
-    static func value(fromExported node: [String: Any]) throws(ToolError) -> StoredValue {
+    package static func value(fromExported node: [String: Any]) throws(Failure) -> StoredValue {
         guard let type = node["type"] as? String, let value = node["value"] else {
-            throw ToolError(.usage, "an entry in the file has no type and value.")
+            throw Failure(message: "an entry in the file has no type and value.")
         }
-        func invalid() -> ToolError {
-            ToolError(.usage, "a \(type) value in the file does not read as one: \(value).")
+        func invalid() -> Failure {
+            Failure(message: "a \(type) value in the file does not read as one: \(value).")
         }
         switch type {
         case "bool":
@@ -159,7 +164,7 @@ enum ValueText {
         case "array":
             guard let items = value as? [Any] else { throw invalid() }
             return .array(
-                try items.map { (item: Any) throws(ToolError) in
+                try items.map { (item: Any) throws(Failure) in
                     guard let item = item as? [String: Any] else { throw invalid() }
                     return try Self.value(fromExported: item)
                 })
@@ -180,11 +185,11 @@ enum ValueText {
         }
     }
 
-    nonisolated(unsafe) static let dateFormatter: ISO8601DateFormatter = {
+    nonisolated(unsafe) package static let dateFormatter: ISO8601DateFormatter = {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter
     }()
 
-    nonisolated(unsafe) static let plainDateFormatter = ISO8601DateFormatter()
+    nonisolated(unsafe) package static let plainDateFormatter = ISO8601DateFormatter()
 }

@@ -1,0 +1,84 @@
+/// What a store records of a key the app declares: its schema entry, kept with the data so that
+/// tools such as `prefs` know the key's type and default without the app's code.
+package struct KeyDeclaration: Sendable {
+    /// The namespace schema entries are stored in: reserved, like the migration ledger.
+    static let schemaNamespace = "_preferences.schema"
+
+    let key: StorageKey
+    /// The key's value type, as Swift names it: `Int`, `Optional<Theme>`.
+    package let typeName: String
+    /// The kinds of stored value the key reads.
+    package let kinds: [StoredKind]
+    /// The default, stored as the key would store it; `nil` for `nil` and computed defaults.
+    package let defaultValue: StoredValue?
+    /// Whether each store computes the default.
+    package let computesDefault: Bool
+    package let summary: String?
+    /// Whether a stored value reads as the key's type; `nil` for a declaration read from a schema.
+    let reads: (@Sendable (StoredValue) -> Bool)?
+
+    /// The key's namespace as stored: the app namespace's stored name, `""` for the global one.
+    package var namespace: String { key.namespace }
+    package var name: String { key.name }
+
+    init(
+        key: StorageKey,
+        typeName: String,
+        kinds: [StoredKind],
+        defaultValue: StoredValue?,
+        computesDefault: Bool,
+        summary: String?,
+        reads: (@Sendable (StoredValue) -> Bool)?
+    ) {
+        self.key = key
+        self.typeName = typeName
+        self.kinds = kinds
+        self.defaultValue = defaultValue
+        self.computesDefault = computesDefault
+        self.summary = summary
+        self.reads = reads
+    }
+
+    /// Where the entry is stored: one per declared key, named by the key's namespace and name.
+    var schemaKey: StorageKey {
+        StorageKey(namespace: Self.schemaNamespace, name: "\(key.namespace):\(key.name)")
+    }
+
+    /// The entry as stored: a dictionary, which any backend holds natively.
+    var schemaValue: StoredValue {
+        var fields: [String: StoredValue] = [
+            "namespace": .string(key.namespace),
+            "name": .string(key.name),
+            "type": .string(typeName),
+            "kinds": .array(kinds.map { .string($0.rawValue) }),
+            "computesDefault": .bool(computesDefault),
+        ]
+        fields["default"] = defaultValue
+        fields["summary"] = summary.map(StoredValue.string)
+        return .dictionary(fields)
+    }
+
+    /// Reads a schema entry back, as a tool does; `nil` if it is not one.
+    package init?(schemaValue: StoredValue) {
+        guard case .dictionary(let fields) = schemaValue,
+            case .string(let namespace)? = fields["namespace"], case .string(let name)? = fields["name"],
+            case .string(let typeName)? = fields["type"], case .array(let kinds)? = fields["kinds"]
+        else { return nil }
+        self.init(
+            key: StorageKey(namespace: namespace, name: name),
+            typeName: typeName,
+            kinds: kinds.compactMap { if case .string(let kind) = $0 { StoredKind(rawValue: kind) } else { nil } },
+            defaultValue: fields["default"],
+            computesDefault: fields["computesDefault"] == .bool(true),
+            summary: { if case .string(let summary)? = fields["summary"] { summary } else { nil } }(),
+            reads: nil
+        )
+    }
+}
+
+extension StorageKey {
+    /// Whether the key holds a schema entry.
+    var isSchemaEntry: Bool {
+        namespace == KeyDeclaration.schemaNamespace
+    }
+}

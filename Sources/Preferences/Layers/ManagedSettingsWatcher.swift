@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Tells a store when the managed settings it reads may have changed, with no polling where the
+/// platform can say so: inotify on Linux, `UserDefaults.didChangeNotification` for managed app
+/// configuration, and elsewhere a check of the files' status once a second.
+final class ManagedSettingsWatcher: @unchecked Sendable {
+    // `@unchecked`: `source` and `observer` are set once, in `init`, and only read after.
+    private let queue = DispatchQueue(label: "Preferences.ManagedSettingsWatcher")
+    private var source: (any DispatchSourceProtocol)?
+    private var observer: (any NSObjectProtocol)?
+
+    init(location: ManagedSettings.Location, onChange: @escaping @Sendable () -> Void) {
+        switch location.resolved {
+        case .standard:
+            preconditionFailure("resolved locations are never .standard")
+        case .userDefaults:
+            observer = NotificationCenter.default.addObserver(
+                forName: UserDefaults.didChangeNotification, object: nil, queue: nil
+            ) { _ in onChange() }
+        case .files(let urls):
+            #if os(Linux)
+                source = Self.notifications(for: urls, queue: queue, onChange: onChange)
+            #else
+                source = Self.statusChecks(for: urls, queue: queue, onChange: onChange)
+            #endif
+        }
+    }
+
+    deinit {
+        source?.cancel()
+        if let observer {
+            NotificationCenter.default.removeObserver(observer)
+        }
+    }
+
+    /// Checks the files' size and modification date once a second.
+    private static func statusChecks(
+        for urls: [URL],
+        queue: DispatchQueue,
+        onChange: @escaping @Sendable () -> Void
+    ) -> any DispatchSourceProtocol {
+        @Sendable func status() -> [String] {
+            urls.map { url in
+                let attributes = try? FileManager().attributesOfItem(atPath: url.path)
+                return "\(attributes?[.size] ?? "-") \(attributes?[.modificationDate] ?? "-")"
+            }
+        }
+        let last = Locked(status())
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(250))
+        timer.setEventHandler {
+            let now = status()
+            let changed = last.withLock { last in
+                guard last != now else { return false }
+                last = now
+                return true
+            }
+            if changed {
+                onChange()
+            }
+        }
+        timer.resume()
+        return timer
+    }
+
+    #if os(Linux)
+        /// Watches each file's folder, or the nearest folder above it that exists, so that a file or
+        /// folder created later is seen too; watches again after every change.
+        private static func notifications(
+            for urls: [URL],
+            queue: DispatchQueue,
+            onChange: @escaping @Sendable () -> Void
+        ) -> (any DispatchSourceProtocol)? {
+            let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard descriptor >= 0 else { return statusChecks(for: urls, queue: queue, onChange: onChange) }
+            let events = UInt32(
+                IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
+                    | IN_MOVE_SELF)
+            @Sendable func watch() {
+                for url in urls {
+                    var folder = url.deletingLastPathComponent()
+                    while inotify_add_watch(descriptor, folder.path, events) < 0, folder.path != "/" {
+                        folder = folder.deletingLastPathComponent()
+                    }
+                }
+            }
+            watch()
+            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+            source.setEventHandler {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while read(descriptor, &buffer, buffer.count) > 0 {}
+                watch()
+                onChange()
+            }
+            source.setCancelHandler { close(descriptor) }
+            source.resume()
+            return source
+        }
+    #endif
+}

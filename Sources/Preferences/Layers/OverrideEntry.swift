@@ -1,0 +1,113 @@
+import Foundation
+
+/// One value an override layer holds for a key.
+struct OverrideValue: Sendable, Equatable {
+    let source: PreferenceSource
+    /// Where the value was found, for messages: `launch argument '-count'`.
+    let origin: String
+    /// The value as it was written, for messages.
+    let text: String
+    /// Its JSON readings, tried in order (see `OverrideText`).
+    let readings: [Data]
+}
+
+/// A value named as the override layers name keys: `name` for the app's and the global namespace,
+/// `namespace:name` for others.
+struct NamedOverride: Sendable, Equatable {
+    let name: String
+    let value: OverrideValue
+}
+
+/// Every override layer's value for one key, top layer first, and what reading them found.
+///
+/// Replaced, never changed, when a layer changes, so a slot holding it needs no other invalidation.
+final class OverrideEntry: Sendable {
+    let values: [OverrideValue]
+
+    private struct Reading {
+        var type: ObjectIdentifier
+        /// The value that read, and its layer; `nil` when none read as the type.
+        var value: (any Sendable)?
+        var source: PreferenceSource?
+    }
+
+    /// The last type read, with its result: overrides rarely change, so each reads once.
+    private let lastReading = Locked<Reading?>(nil)
+
+    init(values: [OverrideValue]) {
+        self.values = values
+    }
+
+    /// Whether a managed setting holds the key, so that the app may not change it.
+    ///
+    /// True even when the setting does not read as the key's type: an administrator meant to lock it.
+    var isForced: Bool {
+        values.contains { $0.source == .managed }
+    }
+
+    /// The topmost value that reads as the key's type, and its layer; `nil` if none does.
+    ///
+    /// - Parameters:
+    ///   - codec: The key's codec.
+    ///   - report: Told of the values that do not read, the first time a type reads them.
+    /// - Returns: The value and its layer, or `nil`.
+    func read<Value>(
+        with codec: KeyCodec<Value>,
+        report: ([(OverrideValue, String)]) -> Void
+    ) -> (value: Value, source: PreferenceSource)? {
+        let type = ObjectIdentifier(Value.self)
+        if let reading = lastReading.withLock({ $0 }), reading.type == type {
+            guard let value = reading.value, let source = reading.source else { return nil }
+            return (value as! Value, source)
+        }
+        var failures: [(OverrideValue, String)] = []
+        var found: (value: Value, source: PreferenceSource)?
+        search: for candidate in values {
+            var reason = ""
+            for reading in candidate.readings {
+                do throws(DecodeFailure) {
+                    found = (try codec.decodeOverride(reading), candidate.source)
+                    break search
+                } catch {
+                    if case .invalid(let text) = error { reason = text }
+                }
+            }
+            failures.append((candidate, reason))
+        }
+        lastReading.withLock { $0 = Reading(type: type, value: found?.value, source: found?.source) }
+        if !failures.isEmpty {
+            report(failures)
+        }
+        return found
+    }
+
+    /// Groups the layers' values by the keys they name in a store, top layer first.
+    ///
+    /// - Parameters:
+    ///   - values: Every layer's values, the top layer's first.
+    ///   - appNamespace: The store's name for the app's namespace.
+    /// - Returns: Each key's values, top layer first.
+    static func table(for values: [NamedOverride], appNamespace: String) -> [StorageKey: [OverrideValue]] {
+        var table: [StorageKey: [OverrideValue]] = [:]
+        for named in values {
+            for key in storageKeys(named: named.name, appNamespace: appNamespace) {
+                table[key, default: []].append(named.value)
+            }
+        }
+        return table
+    }
+
+    /// The keys a layer's name stands for: a plain name is the app's key and the global one.
+    private static func storageKeys(named name: String, appNamespace: String) -> [StorageKey] {
+        guard let colon = name.firstIndex(of: ":") else {
+            return [StorageKey(namespace: appNamespace, name: name), StorageKey(namespace: "", name: name)]
+        }
+        let namespace = String(name[..<colon])
+        let key = String(name[name.index(after: colon)...])
+        switch namespace {
+        case "app": return [StorageKey(namespace: appNamespace, name: key)]
+        case "global": return [StorageKey(namespace: "", name: key)]
+        default: return [StorageKey(namespace: namespace, name: key)]
+        }
+    }
+}

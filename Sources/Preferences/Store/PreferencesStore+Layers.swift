@@ -1,0 +1,132 @@
+extension PreferencesStore {
+    /// The layer a key's value comes from: the one the subscript reads.
+    ///
+    /// ```swift
+    /// if store.source(of: .apiEndpoint) == .launchArgument {
+    ///     logger.notice("Using the endpoint given on the command line")
+    /// }
+    /// ```
+    ///
+    /// A value that does not read as the key's type is skipped, as a read skips it: a stored value
+    /// that does not read gives ``PreferenceSource/default``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The topmost layer holding a value that reads as the key's type.
+    public func source<Value>(of key: PreferenceKey<Value>) -> PreferenceSource {
+        var value = key.defaultValue
+        return (try? readStoredValue(for: key, into: &value)) ?? .default
+    }
+
+    /// Whether a managed setting forces the key's value, so that the app cannot change it.
+    ///
+    /// Settings screens grey out the controls of forced keys. Writing a forced key throws
+    /// ``PreferencesError/Code/valueForced``, and through the subscript changes nothing and reports
+    /// that error. A key stays forced when its managed setting does not read as the key's type:
+    /// the setting is reported and skipped, and the key keeps its stored value or default.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: `true` if the managed layer holds a setting for the key.
+    public func isForced<Value>(_ key: PreferenceKey<Value>) -> Bool {
+        let storageKey = storageKey(for: key)
+        return state.withLock { $0.overrides[storageKey]?.isForced ?? false }
+    }
+
+    /// The default a key reads as in this store.
+    ///
+    /// The key's ``PreferenceKey/defaultValue``, or, for a key declared with a computed default,
+    /// the value this store computed the first time it needed one; it computes it once.
+    ///
+    /// - Parameter key: The key whose default to return.
+    /// - Returns: The default.
+    public func defaultValue<Value>(for key: PreferenceKey<Value>) -> Value {
+        guard key.hasComputedDefault, let computeDefault = key.computeDefault else { return key.defaultValue }
+        let storageKey = storageKey(for: key)
+        if let computed = state.withLock({ $0.slot(for: storageKey).computedDefault }) as? Value {
+            return computed
+        }
+        // Computed outside the lock, since it is the app's code; the first one kept wins.
+        let computed = computeDefault()
+        return state.withLock { state in
+            let slot = state.slot(for: storageKey)
+            if let kept = slot.computedDefault as? Value {
+                return kept
+            }
+            slot.computedDefault = computed
+            return computed
+        }
+    }
+
+    /// Reads every override layer again and applies what changed, telling observers of each key
+    /// whose layers changed.
+    func readOverrides() {
+        guard let overrideLayers else { return }
+        overrideReading.withLock { _ in
+            let (values, problems) = overrideLayers.read()
+            let table = OverrideEntry.table(for: values, appNamespace: appNamespace)
+            let (change, isFirstReading) = state.withLock { state -> (CommittedChange, Bool) in
+                var entries: [StorageKey: OverrideEntry] = [:]
+                var changed: [StorageKey] = []
+                for (key, values) in table {
+                    if let entry = state.overrides[key], entry.values == values {
+                        entries[key] = entry
+                    } else {
+                        entries[key] = OverrideEntry(values: values)
+                        changed.append(key)
+                    }
+                }
+                changed += state.overrides.keys.filter { table[$0] == nil }
+                state.overrides = entries
+                var paths: [KeyPath<PreferencesStore, Int>] = []
+                let changes = changed.sorted().map { key in
+                    let slot = state.slots[key]
+                    slot?.override = entries[key]
+                    if let path = slot?.observationPath {
+                        paths.append(path)
+                    }
+                    return EntryChange(key: key, value: slot?.stored)
+                }
+                let isFirstReading = !state.hasReadOverrides
+                state.hasReadOverrides = true
+                let change = CommittedChange(
+                    changes: changes, origin: .managedSettings, writeIdentifier: nil, observationPaths: paths)
+                return (change, isFirstReading)
+            }
+            // The first reading, while the store opens, changes nothing anyone saw.
+            if !isFirstReading {
+                changeHub.enqueue(change)
+            }
+            errorChannel.report(problems)
+        }
+        changeHub.deliverPending()
+    }
+
+    /// Whether any override layer holds a value for the key.
+    func isOverridden(_ key: StorageKey) -> Bool {
+        state.withLock { !$0.overrides.isEmpty && $0.overrides[key] != nil }
+    }
+
+    /// Reports the override values a key could not read, once per value and type.
+    func reportUnreadableOverrides(_ failures: [(OverrideValue, String)], key: StorageKey, expected: any Any.Type) {
+        errorChannel.report(
+            failures.map { value, reason in
+                PreferencesError(
+                    .unreadableOverride(
+                        key: storedKey(for: key), origin: value.origin, text: value.text, expected: typeName(expected),
+                        reason: reason))
+            }
+        )
+    }
+}
+
+extension StoreState {
+    /// The first change whose key a managed setting forces, with the setting's origin.
+    func forcedChange(among changes: [PendingChange]) -> (key: StorageKey, origin: String)? {
+        guard !overrides.isEmpty else { return nil }
+        for change in changes {
+            if let entry = overrides[change.key], let managed = entry.values.first(where: { $0.source == .managed }) {
+                return (change.key, managed.origin)
+            }
+        }
+        return nil
+    }
+}

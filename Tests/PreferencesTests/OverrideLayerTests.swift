@@ -1,0 +1,238 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+@Suite("Override layers")
+struct OverrideLayerTests {
+    @Test("Launch arguments override what is stored, read as each key's type")
+    func launchArguments() throws {
+        let store = PreferencesStore.inMemory(
+            overrides: [
+                .launchArguments([
+                    "-count", "5", "-flag", "YES", "-title", "42", "-com.vendor.sdk:flag", "true",
+                    "--count", "7", "-ratio", "0.25", "-theme", "dark",
+                ])
+            ])
+        try store.setValue(3, for: .count)
+        #expect(store[.count] == 5)
+        #expect(store.source(of: .count) == .launchArgument)
+        #expect(store[.flag] == true)
+        #expect(store[.globalFlag] == true)  // a plain name stands for the global key too
+        #expect(store[.title] == "42")  // text that reads as a number is still a string for a String key
+        #expect(store[.vendorFlag] == true)
+        #expect(store[.ratio] == 0.25)
+        #expect(store[.theme] == .dark)
+        #expect(!store.isForced(.count))
+        // A write is stored, and the override still wins for this run.
+        store[.count] = 9
+        #expect(store[.count] == 5)
+        #expect(store.storedValue(at: store.storageKey(for: .count)) == .signed(9))
+        #expect(store.source(of: .level) == .default)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+    }
+
+    @Test("A launch argument of the wrong type is reported once and skipped, never coerced")
+    func wrongType() throws {
+        let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-count", "many", "-flag", "2"])])
+        try store.setValue(3, for: .count)
+        #expect(store[.count] == 3)
+        #expect(store[.count] == 3)
+        #expect(store.source(of: .count) == .stored)
+        #expect(store[.flag] == false)
+        #expect(store.source(of: .flag) == .default)
+        let errors = store.errorChannel.takeBacklog()
+        #expect(errors.map(\.code) == [.typeMismatch, .typeMismatch])
+        #expect(errors.first?.key == StoredKey("count"))
+        #expect(errors.first?.description.contains("launch argument '-count'") == true)
+        #expect(errors.first?.description.contains("'many'") == true)
+    }
+
+    @Test("When a name is given twice the last wins, and arrays and Codable values read as JSON")
+    func repeatedAndStructured() {
+        let recent = PreferenceKey<[String]>("recent", default: [])
+        let store = PreferencesStore.inMemory(
+            overrides: [
+                .launchArguments([
+                    "-count", "1", "-count", "2", "-recent", #"["a","b"]"#, "-pet", #"{"name":"Rex","age":3}"#,
+                ])
+            ])
+        #expect(store[.count] == 2)
+        #expect(store[recent] == ["a", "b"])
+        #expect(store[.pet] == Pet(name: "Rex", age: 3))
+    }
+
+    @Test("Environment variables with the prefix override what is stored; launch arguments beat them")
+    func environment() throws {
+        let store = PreferencesStore.inMemory(
+            overrides: [
+                .environment(
+                    prefix: "MYAPP_", variables: ["MYAPP_count": "8", "MYAPP_title": "env", "OTHER_flag": "YES"]),
+                .launchArguments(["-title", "argument"]),
+            ])
+        try store.setValue(1, for: .count)
+        #expect(store[.count] == 8)
+        #expect(store.source(of: .count) == .environment)
+        #expect(store[.title] == "argument")
+        #expect(store.source(of: .title) == .launchArgument)
+        #expect(store[.flag] == false)
+    }
+
+    @Test("A managed setting is forced: every write path refuses it and nothing changes")
+    func forcedWrites() throws {
+        let folder = try TemporaryDirectory()
+        let settings = folder.url.appendingPathComponent("managed.json")
+        try Data(#"{"count": 12, "com.vendor.sdk:flag": true}"#.utf8).write(to: settings)
+        let fixture = try StoreFixture(.file)
+        let store = try PreferencesStore(fileURL: fixture.directory.storeURL, overrides: [.managed(fileURL: settings)])
+        try store.setValue(true, for: .flag)
+        #expect(store[.count] == 12)
+        #expect(store.source(of: .count) == .managed)
+        #expect(store.isForced(.count))
+        #expect(store.isForced(.vendorFlag))
+        #expect(!store.isForced(.flag))
+
+        store[.count] = 1
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.valueForced])
+        #expect(reported.first?.description.contains(settings.path) == true)
+        #expect(reported.first?.key == StoredKey("count"))
+        #expect(throws: PreferencesError.self) { try store.setValue(1, for: .count) }
+        #expect(throws: PreferencesError.self) { try store.update(.count) { $0 += 1 } }
+        #expect(throws: PreferencesError.self) { try store.removeValue(for: .count) }
+        #expect(throws: PreferencesError.self) { try store.reset(.count) }
+        #expect(throws: PreferencesError.self) {
+            try store.transaction { preferences in
+                preferences[.flag] = false
+                preferences[.count] = 2
+            }
+        }
+        try store.setValue(4, for: PreferenceKey<Int>("oldCount", default: 0))
+        do {
+            try store.runMigrations(MigrateName(from: PreferenceKey<Int>("oldCount", default: 0), to: .count))
+            Issue.record("a migration that changes a forced key must fail")
+        } catch let error as PreferencesError {
+            #expect(error.code == .migrationFailed)
+            #expect(error.key == StoredKey("count"))
+            #expect(error.description.contains("forced"))
+        }
+        // The transaction wrote nothing, not even its unforced key.
+        #expect(store[.flag] == true)
+        #expect(!store.contains(.count))
+        let reopened = try fixture.reopened()
+        #expect(!reopened.contains(.count))
+    }
+
+    @Test("A managed setting of the wrong type is reported and skipped, and the key stays forced")
+    func managedWrongType() throws {
+        let folder = try TemporaryDirectory()
+        let settings = folder.url.appendingPathComponent("managed.plist")
+        let plist: [String: Any] = ["count": "twelve", "title": "managed", "flag": true]
+        try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0).write(to: settings)
+        let store = PreferencesStore.inMemory(overrides: [.managed(fileURL: settings)])
+        #expect(store[.title] == "managed")
+        #expect(store[.flag] == true)
+        #expect(store[.count] == 0)
+        #expect(store.source(of: .count) == .default)
+        #expect(store.isForced(.count))
+        let errors = store.errorChannel.takeBacklog()
+        #expect(errors.map(\.code) == [.typeMismatch])
+        #expect(errors.first?.description.contains("does not read as Int") == true)
+    }
+
+    @Test("An administrator's edit reaches the store's readers and observers while it is open")
+    func managedEdit() async throws {
+        let folder = try TemporaryDirectory()
+        // The folder does not exist yet: the watch must see it created.
+        let settings = folder.url.appendingPathComponent("xdg/app/preferences.json")
+        let store = PreferencesStore.inMemory(overrides: [.managed(fileURL: settings)])
+        store[.count] = 4
+        #expect(store.source(of: .count) == .stored)
+        let received = Locked<[Int]>([])
+        let observation = store.observe(.count) { value, change in
+            #expect(change.origin == .managedSettings)
+            received.withLock { $0.append(value) }
+        }
+        defer { observation.cancel() }
+
+        try FileManager.default.createDirectory(
+            at: settings.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(#"{"count": 30}"#.utf8).write(to: settings, options: .atomic)
+        try await waitUntil { received.withLock { $0.last } == 30 }
+        #expect(store[.count] == 30)
+        #expect(store.isForced(.count))
+
+        try Data("{}".utf8).write(to: settings, options: .atomic)
+        try await waitUntil { received.withLock { $0.last } == 4 }
+        #expect(store.source(of: .count) == .stored)
+        #expect(!store.isForced(.count))
+
+        // A file that stops reading keeps the settings it last had, and says so.
+        try Data(#"{"count": 31}"#.utf8).write(to: settings, options: .atomic)
+        try await waitUntil { received.withLock { $0.last } == 31 }
+        try Data("not json".utf8).write(to: settings, options: .atomic)
+        try await waitUntil { store.errorChannel.takeBacklog().contains { $0.code == .fileOperationFailed } }
+        #expect(store[.count] == 31)
+    }
+
+    @Test("Managed app configuration is read from a UserDefaults suite's dictionary")
+    func managedAppConfiguration() throws {
+        let suite = "preferences-managed-\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defer { defaults.removePersistentDomain(forName: suite) }
+        defaults.set(["title": "from MDM", "count": 3], forKey: ManagedSettings.appleConfigurationKey)
+        let store = PreferencesStore.inMemory(
+            overrides: [OverrideLayer(kind: .managed(.userDefaults(suiteName: suite)))])
+        #expect(store[.title] == "from MDM")
+        #expect(store[.count] == 3)
+        #expect(store.isForced(.title))
+    }
+
+    @Test("A child process reads its launch arguments, environment and $XDG_CONFIG_DIRS settings")
+    func childProcess() throws {
+        let folder = try TemporaryDirectory()
+        let managed = folder.url.appendingPathComponent("xdg/PreferencesHarness")
+        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
+        try Data(#"{"com.vendor.sdk:flag": true, "count": 50}"#.utf8)
+            .write(to: managed.appendingPathComponent("preferences.json"))
+        let store = folder.url.appendingPathComponent("child.store").path
+        let run = try ChildProcess.run(
+            "PreferencesHarness", ["layers", store, "-count", "6", "-flag", "NO"],
+            environment: [
+                "XDG_CONFIG_DIRS": folder.url.appendingPathComponent("missing").path + ":"
+                    + folder.url.appendingPathComponent("xdg").path,
+                "HARNESS_title": "from the environment", "HARNESS_flag": "YES",
+            ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(
+            run.output.split(separator: "\n") == [
+                "count=6 (launch argument)", "flag=false (launch argument)",
+                "title=from the environment (environment variable)", "vendor=true (managed setting)",
+                "write: valueForced",
+            ])
+    }
+
+    @Test("Reads of keys no layer holds are unchanged, with and without layers")
+    func untouchedKeys() throws {
+        let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-other", "1"])])
+        try store.setValue(7, for: .count)
+        #expect(store[.count] == 7)
+        #expect(store.source(of: .count) == .stored)
+        #expect(store.source(of: .flag) == .default)
+    }
+}
+
+/// Waits up to five seconds for a condition that another thread makes true.
+func waitUntil(
+    _ condition: () -> Bool,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
