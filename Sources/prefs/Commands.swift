@@ -40,14 +40,19 @@ struct Commands {
 
     mutating func read() throws(ToolError) -> ExitCode {
         let store = try existingStore()
+        let defaults = Self.unsetDefaults(in: store)
         if let text = invocation.operands.first {
             let key = try invocation.key(text)
-            guard let value = store.storedValue(at: key) else {
+            if let value = store.storedValue(at: key) {
+                output.entries([(key, value)], single: true)
+            } else if let value = defaults.first(where: { $0.key == key })?.value {
+                output.entries([(key, value)], single: true, defaults: [key])
+            } else {
                 throw ToolError(.notFound, "no value for '\(key)'.")
             }
-            output.entries([(key, value)], single: true)
         } else {
-            output.entries(store.storedEntries(), single: false)
+            let entries = (store.storedEntries() + defaults).sorted { $0.key.description < $1.key.description }
+            output.entries(entries, single: false, defaults: Set(defaults.map(\.key)))
         }
         return .success
     }
@@ -58,7 +63,9 @@ struct Commands {
         let text = try operand(1, "a VALUE")
         let store = try open(url)
         let existing = store.storedValue(at: key)
-        let type = invocation.type ?? existing.map(ValueText.typeName) ?? "string"
+        let declaration = Self.declaration(of: key, in: store)
+        let declaredTypes = declaration.map(Self.typeNames) ?? []
+        let type = invocation.type ?? existing.map(ValueText.typeName) ?? declaredTypes.first ?? "string"
         let value: StoredValue
         do throws(ValueText.Failure) {
             value = try ValueText.parse(text, as: type)
@@ -67,6 +74,13 @@ struct Commands {
             throw ToolError(
                 .usage,
                 "\(error.message) '\(key)' holds \(ValueText.described(type)); to store another type, give --type and --force."
+            )
+        }
+        if let declaration, !declaration.kinds.contains(value.kind), !invocation.force {
+            throw ToolError(
+                .refused,
+                "'\(key)' is declared as \(declaration.typeName), which reads \(declaredTypes.joined(separator: " or ")); "
+                    + "writing \(ValueText.described(type)) would not read. Nothing was written; use --force to write it anyway."
             )
         }
         if let existing, ValueText.typeName(of: existing) != type, !invocation.force {

@@ -17,6 +17,7 @@ enum Help {
           ledger STORE                       the migrations applied
           compact STORE                      fold the log into a new snapshot
           watch STORE [KEY]                  print changes as they are made, until interrupted
+          schema STORE [--format json|plist] the keys the app declared: types, defaults, summaries
 
         STORE is a store's file path, or --standard IDENTIFIER for the standard store of the program
         with that bundle identifier or process name. KEY is namespace:name (app:theme, global:flag,
@@ -26,7 +27,7 @@ enum Help {
 
         Exit status: 0 done (verify: whole); 1 not found (verify: damaged; read/delete: no such key);
         2 usage error; 3 the store could not be opened, read or written; 4 refused (a write that
-        would change an entry's type, without --force).
+        would change an entry's type or break the declared one, without --force).
 
         prefs never changes a store it cannot read: a damaged store is reported, and only
         'prefs repair' recovers it.
@@ -36,14 +37,25 @@ enum Help {
         "read": """
         usage: prefs read STORE [KEY] [--json]
 
-        Prints every entry as key, type and value, or the value of KEY alone. Exits 1 if KEY has no value.
+        Prints every entry as key, type and value, or the value of KEY alone. Keys the app declared (with
+        PreferencesStore.register) that hold no value are shown with their default. Exits 1 if KEY has no value
+        and no default.
         """,
         "write": """
         usage: prefs write STORE KEY VALUE [--type bool|int|double|string|date|data|url|json] [--force] [--json]
 
         Writes VALUE, read as --type: the existing entry's type if none is given, or string for a new entry.
         date is ISO 8601, data base64, json any JSON text (stored as a Codable value). Writing another type
-        over an entry is refused (exit 4) unless --force.
+        over an entry, or a type the app's declared key does not read, is refused (exit 4) unless --force.
+        For a declared key with no entry, --type defaults to the declared type.
+        """,
+        "schema": """
+        usage: prefs schema STORE [--format json|plist]
+
+        Prints the keys the app declared with PreferencesStore.register: as JSON (key, Swift type, the --type
+        names it reads, default, summary), or as a property-list skeleton of an Apple managed app configuration,
+        each key with its default, for an administrator to fill in. On Linux, the same dictionary saved as
+        $XDG_CONFIG_DIRS/<program>/preferences.plist is read as managed settings. Exits 1 if none was declared.
         """,
         "delete": "usage: prefs delete STORE KEY [--json]\n\nRemoves the entry. Exits 1 if there is none.",
         "keys": "usage: prefs keys STORE [--namespace NS] [--json]\n\nLists the stored keys, or those in NS.",

@@ -17,9 +17,16 @@ struct Output {
         }
     }
 
-    func entries(_ entries: [(key: StoredKey, value: StoredValue)], single: Bool) {
+    /// Prints entries; those in `defaults` are declared keys with no stored value, shown with their default.
+    func entries(_ entries: [(key: StoredKey, value: StoredValue)], single: Bool, defaults: Set<StoredKey> = []) {
         if json {
-            let objects = entries.map(Self.entryObject)
+            let objects = entries.map { entry in
+                var object = Self.entryObject(entry)
+                if defaults.contains(entry.key) {
+                    object["default"] = true
+                }
+                return object
+            }
             raw(Self.jsonText(single ? objects.first ?? [:] : objects))
         } else if single, let entry = entries.first {
             raw(ValueText.text(entry.value))
@@ -29,7 +36,7 @@ struct Output {
                 let type = ValueText.typeName(of: value).padding(toLength: 10, withPad: " ", startingAt: 0)
                 raw(
                     key.description.padding(toLength: width + 2, withPad: " ", startingAt: 0) + type
-                        + ValueText.text(value))
+                        + ValueText.text(value) + (defaults.contains(key) ? "  (default, not stored)" : ""))
             }
         }
     }

@@ -24,6 +24,7 @@ func run() async -> ExitCode {
         case "ledger": return try commands.ledger()
         case "compact": return try commands.compact()
         case "watch": return try await commands.watch()
+        case "schema": return try commands.schema()
         default:
             throw ToolError(.usage, "unknown command '\(invocation.command)'. Run 'prefs --help' for the commands.")
         }

@@ -70,7 +70,7 @@ package enum StoredKind: String, CaseIterable, Sendable {
     case bool, signed, unsigned, double, float, string, data, date, url, array, dictionary, encoded
 
     /// A value of this kind, for finding out whether a key reads it.
-    var sample: StoredValue {
+    package var sample: StoredValue {
         switch self {
         case .bool: .bool(false)
         case .signed: .signed(0)

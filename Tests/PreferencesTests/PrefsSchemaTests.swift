@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// `prefs` commands that read the schema an app stored with `register`.
+struct PrefsSchemaTests {
+    private func prefs(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        try ChildProcess.run("prefs", arguments)
+    }
+
+    /// A store whose app declared three keys and stored one of them.
+    private func declaredStore() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store.register(
+            PreferenceKey<Int>("count", default: 7).described("How many times it ran."), .theme, .vendorFlag, .pet)
+        store[.title] = "stored"
+        store[.theme] = .dark
+        return directory
+    }
+
+    @Test func readShowsUnsetDeclaredKeysWithTheirDefaults() throws {
+        let directory = try declaredStore()
+        let all = try prefs(["read", directory.storeURL.path])
+        #expect(all.status == 0, "\(all.errors)")
+        let lines = all.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        #expect(
+            lines.map { $0.first.map(String.init) } == ["app:count", "app:theme", "app:title", "com.vendor.sdk:flag"])
+        #expect(all.output.contains("app:count") && all.output.contains("7  (default, not stored)"))
+        #expect(!all.output.contains("dark  (default"))
+        let one = try prefs(["read", directory.storeURL.path, "app:count"])
+        #expect(one.status == 0)
+        #expect(one.output == "7\n")
+        let json = try prefs(["read", directory.storeURL.path, "app:count", "--json"])
+        #expect(json.output.contains(#""default" : true"#))
+        // An optional key with no default has nothing to show.
+        #expect(try prefs(["read", directory.storeURL.path, "app:pet"]).status == 1)
+    }
+
+    @Test func writeChecksTheDeclaredType() throws {
+        let directory = try declaredStore()
+        let refused = try prefs(["write", directory.storeURL.path, "app:count", "lots", "--type", "string"])
+        #expect(refused.status == 4)
+        #expect(refused.errors.contains("declared as Int"))
+        // With no --type, a declared key's value is read as its declared type.
+        let written = try prefs(["write", directory.storeURL.path, "app:count", "12"])
+        #expect(written.status == 0, "\(written.errors)")
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[PreferenceKey<Int>("count", default: 7)] == 12)
+        let notInt = try prefs(["write", directory.storeURL.path, "app:count", "twelve"])
+        #expect(notInt.status == 2)
+    }
+
+    @Test func schemaPrintsJSONAndAManagedConfigurationSkeleton() throws {
+        let directory = try declaredStore()
+        let json = try prefs(["schema", directory.storeURL.path])
+        #expect(json.status == 0, "\(json.errors)")
+        let entries = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(
+            entries.compactMap { $0["key"] as? String } == ["app:count", "app:pet", "app:theme", "com.vendor.sdk:flag"])
+        #expect(entries[0]["type"] as? String == "Int")
+        #expect(entries[0]["reads"] as? [String] == ["int"])
+        #expect(entries[0]["summary"] as? String == "How many times it ran.")
+        #expect((entries[0]["default"] as? [String: Any])?["value"] as? String == "7")
+
+        let plist = try prefs(["schema", directory.storeURL.path, "--format", "plist"])
+        #expect(plist.status == 0, "\(plist.errors)")
+        let skeleton = try #require(
+            try PropertyListSerialization.propertyList(from: Data(plist.output.utf8), format: nil) as? [String: Any])
+        #expect(skeleton["count"] as? Int == 7)
+        #expect(skeleton["theme"] as? String == "system")
+        #expect(skeleton["com.vendor.sdk:flag"] as? Bool == false)
+        #expect(skeleton["pet"] is [String: Any])
+
+        // The skeleton, saved as managed settings, reads back as each key's type.
+        let settings = directory.url.appendingPathComponent("managed.plist")
+        try Data(plist.output.utf8).write(to: settings)
+        let managed = try PreferencesStore(fileURL: directory.storeURL, overrides: [.managed(fileURL: settings)])
+        #expect(managed[PreferenceKey<Int>("count", default: 0)] == 7)
+        #expect(managed[.theme] == .system)
+        #expect(managed.source(of: .vendorFlag) == .managed)
+
+        let none = try TemporaryDirectory()
+        try PreferencesStore(fileURL: none.storeURL).setValue(1, for: .count)
+        #expect(try prefs(["schema", none.storeURL.path]).status == 1)
+    }
+}
