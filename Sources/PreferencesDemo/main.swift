@@ -2,9 +2,10 @@ import Foundation
 import Preferences
 
 // A tour of the library: migrations that run once, keys of each kind, one transaction per
-// launch, and values that are still there next time. Run it twice.
+// launch, values that are still there next time, and launch arguments that override them for one
+// run. Run it twice, then once with an override.
 //
-//     swift run preferences-demo [--store PATH]
+//     swift run preferences-demo [--store PATH] [-zoomPercent 150]
 //     swift run preferences-demo --watch [--store PATH]   (prints changes as other runs make them)
 //
 // The store is `PreferencesStore.standard` unless a path is given with `--store` or in the
@@ -33,6 +34,7 @@ extension PreferenceKeys {
     static let recentLaunches = PreferenceKey<[String]>("recentLaunches", default: [])
     static let nickname = PreferenceKey<String?>("nickname")
     static let zoomPercent = PreferenceKey<Int>("zoomPercent", default: 100)
+        .described("The text zoom, in percent.")
     static let telemetryEnabled = PreferenceKey<Bool>(
         "telemetryEnabled",
         default: true,
@@ -55,16 +57,17 @@ func storeLocation() -> URL? {
 func openStore() throws -> PreferencesStore {
     guard let url = storeLocation() else { return .standard }
     do {
-        return try PreferencesStore(fileURL: url, ifDamaged: .throwError)
+        return try PreferencesStore(
+            fileURL: url, ifDamaged: .throwError, overrides: PreferencesStore.standardOverrides)
     } catch let error as PreferencesError where error.code == .damagedFile {
         print("! \(error)")
         print("! Recovering what verifies; a copy of the damaged file is kept beside it.")
-        return try PreferencesStore(fileURL: url, ifDamaged: .recover)
+        return try PreferencesStore(fileURL: url, ifDamaged: .recover, overrides: PreferencesStore.standardOverrides)
     }
 }
 
 if CommandLine.arguments.contains("--help") {
-    print("usage: preferences-demo [--watch] [--store PATH]")
+    print("usage: preferences-demo [--watch] [--store PATH] [-name value ...]")
     exit(0)
 }
 
@@ -90,6 +93,8 @@ if CommandLine.arguments.contains("--watch") {
 do {
     let store = try openStore()
     print("Store: \(store.fileURL?.path ?? "in memory")")
+    // Declared, so that `prefs read` shows their defaults and `prefs schema` lists them.
+    store.register(.launchCount, .lastLaunch, .appearance, .windowFrame, .homepage, .zoomPercent, .telemetryEnabled)
 
     // What an earlier version of the demo stored: a counter named "launches", and a Double
     // "zoom" that is now a whole percentage. Each migration runs once, however often the demo does.
@@ -124,6 +129,8 @@ do {
     print("recentLaunches ([String]): \(store[.recentLaunches].joined(separator: ", "))")
     print("nickname (String?): \(store[.nickname] ?? "none")")
     print("telemetryEnabled (in com.example.analytics): \(store[.telemetryEnabled])")
+    // Stored or not, a launch argument such as `-zoomPercent 150` wins for this run.
+    print("zoomPercent: \(store[.zoomPercent]) (from the \(store.source(of: .zoomPercent)))")
     print("Stored keys: \(store.storedKeys().map(\.description).joined(separator: ", "))")
     print("Run me again: the launch count goes up.")
 } catch {

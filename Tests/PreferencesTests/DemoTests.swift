@@ -26,6 +26,12 @@ struct DemoTests {
         #expect(second.contains("Launch 2; previous launch: 20"))
         #expect(second.contains("recentLaunches ([String]): launch 1, launch 2\n"))
         #expect(second.contains("app:launchCount"))
+        #expect(second.contains("zoomPercent: 100 (from the default)"))
+
+        let (thirdStatus, third, _) = try runDemo(arguments: ["--store", store, "-zoomPercent", "150"])
+        #expect(thirdStatus == 0)
+        #expect(third.contains("Launch 3"))
+        #expect(third.contains("zoomPercent: 150 (from the launch argument)"))
     }
 
     @Test func aDamagedStoreIsReportedAndRecovered() throws {
