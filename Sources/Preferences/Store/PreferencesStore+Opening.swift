@@ -150,7 +150,7 @@ extension PreferencesStore {
     /// reason is reported through ``errors``. A later access, a second or more after the failure,
     /// tries to open the file again and, once it can, returns the working store from then on. So
     /// ask for `standard` again rather than keeping a store it returned while it could not open.
-    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:)`` to handle that case
+    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)`` to handle that case
     /// yourself.
     public static var standard: PreferencesStore {
         StandardStore.shared.current()
@@ -168,7 +168,7 @@ extension PreferencesStore {
     /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
     /// `XDG_CONFIG_HOME` is unset, where the name is the bundle identifier if there is one and the
     /// process name otherwise. To share values between an app and its extensions, open a store in
-    /// the app group's container with ``init(fileURL:appNamespace:durability:ifDamaged:)`` instead.
+    /// the app group's container with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)`` instead.
     public static var standardFileURL: URL {
         standardFileURL(identifier: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
     }
