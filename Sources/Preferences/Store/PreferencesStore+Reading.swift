@@ -130,13 +130,8 @@ extension PreferencesStore {
         if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
-        if readsOverrides, let override = slot.override,
-            let found = override.read(
-                with: key.codec,
-                report: { reportUnreadableOverrides($0, key: storageKey, expected: Value.self) })
-        {
-            value = found.value
-            return found.source
+        if readsOverrides, slot.isOverridden, let source = readOverride(for: key, at: storageKey, into: &value) {
+            return source
         }
         guard let stored = slot.stored else { return nil }
         // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
@@ -157,6 +152,25 @@ extension PreferencesStore {
         return .stored
     }
 
+    /// Reads the topmost override layer's value that reads as the key's type, if any does.
+    ///
+    /// Apart from the read path, and never inlined into it: its closures would cost every read,
+    /// overridden or not, the copies they capture.
+    @inline(never)
+    private func readOverride<Value>(
+        for key: PreferenceKey<Value>,
+        at storageKey: StorageKey,
+        into value: inout Value
+    ) -> PreferenceSource? {
+        guard let override = state.withLock({ $0.slots[storageKey]?.override }),
+            let found = override.read(
+                with: key.codec,
+                report: { reportUnreadableOverrides($0, key: storageKey, expected: Value.self) })
+        else { return nil }
+        value = found.value
+        return found.source
+    }
+
     /// What a read needs of a key's slot, copied out under the lock.
     struct SlotSnapshot {
         var stored: StoredValue?
@@ -165,7 +179,8 @@ extension PreferencesStore {
         var generation: UInt64
         /// The type the key was first used with, when this read's type is another, reported once.
         var conflictingType: (any Any.Type)?
-        var override: OverrideEntry?
+        /// Whether an override layer holds the key: a flag, so that the common read copies no reference.
+        var isOverridden: Bool
     }
 
     /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
@@ -212,7 +227,7 @@ extension PreferencesStore {
                 decodedType: slot.decodedType,
                 generation: slot.generation,
                 conflictingType: type.flatMap(slot.register),
-                override: slot.override
+                isOverridden: slot.override != nil
             )
         }
     }
