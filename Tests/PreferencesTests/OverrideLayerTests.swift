@@ -212,6 +212,19 @@ struct OverrideLayerTests {
             ])
     }
 
+    @Test("No layer can name a key in the library's reserved namespaces")
+    func reservedNamespaces() throws {
+        let folder = try TemporaryDirectory()
+        let settings = folder.url.appendingPathComponent("managed.json")
+        let ledgerName = "\(AppliedMigration.ledgerNamespace):rename a in app to b in app"
+        try JSONSerialization.data(withJSONObject: [ledgerName: "x"]).write(to: settings)
+        let store = PreferencesStore.inMemory(
+            overrides: [.managed(fileURL: settings), .launchArguments(["-" + ledgerName, "y"])])
+        try store.runMigrations(
+            MigrateName(from: PreferenceKey<Int>("a", default: 0), to: PreferenceKey("b", default: 0)))
+        #expect(store.appliedMigrations.count == 1)
+    }
+
     @Test("Reads of keys no layer holds are unchanged, with and without layers")
     func untouchedKeys() throws {
         let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-other", "1"])])

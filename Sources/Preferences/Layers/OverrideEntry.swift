@@ -90,7 +90,8 @@ final class OverrideEntry: Sendable {
     static func table(for values: [NamedOverride], appNamespace: String) -> [StorageKey: [OverrideValue]] {
         var table: [StorageKey: [OverrideValue]] = [:]
         for named in values {
-            for key in storageKeys(named: named.name, appNamespace: appNamespace) {
+            // The library's reserved namespaces hold its own records, which no layer may override.
+            for key in storageKeys(named: named.name, appNamespace: appNamespace) where !key.isReserved {
                 table[key, default: []].append(named.value)
             }
         }
