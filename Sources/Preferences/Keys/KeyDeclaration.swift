@@ -21,24 +21,6 @@ package struct KeyDeclaration: Sendable {
     package var namespace: String { key.namespace }
     package var name: String { key.name }
 
-    init(
-        key: StorageKey,
-        typeName: String,
-        kinds: [StoredKind],
-        defaultValue: StoredValue?,
-        computesDefault: Bool,
-        summary: String?,
-        reads: (@Sendable (StoredValue) -> Bool)?
-    ) {
-        self.key = key
-        self.typeName = typeName
-        self.kinds = kinds
-        self.defaultValue = defaultValue
-        self.computesDefault = computesDefault
-        self.summary = summary
-        self.reads = reads
-    }
-
     /// Where the entry is stored: one per declared key, named by the key's namespace and name.
     var schemaKey: StorageKey {
         StorageKey(namespace: Self.schemaNamespace, name: "\(key.namespace):\(key.name)")
@@ -57,7 +39,9 @@ package struct KeyDeclaration: Sendable {
         fields["summary"] = summary.map(StoredValue.string)
         return .dictionary(fields)
     }
+}
 
+extension KeyDeclaration {
     /// Reads a schema entry back, as a tool does; `nil` if it is not one.
     package init?(schemaValue: StoredValue) {
         guard case .dictionary(let fields) = schemaValue,

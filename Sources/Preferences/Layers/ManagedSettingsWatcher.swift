@@ -9,20 +9,23 @@ import Foundation
 /// platform can say so: inotify on Linux, `UserDefaults.didChangeNotification` for managed app
 /// configuration, and elsewhere a check of the files' status once a second.
 final class ManagedSettingsWatcher: @unchecked Sendable {
-    // `@unchecked`: `source` and `observer` are set once, in `init`, and only read after.
-    private let queue = DispatchQueue(label: "Preferences.ManagedSettingsWatcher")
-    private var source: (any DispatchSourceProtocol)?
-    private var observer: (any NSObjectProtocol)?
+    // `@unchecked` only because neither a Dispatch source nor a notification token is marked
+    // `Sendable`; both are set in `init` and only cancelled or removed in `deinit`.
+    private let source: (any DispatchSourceProtocol)?
+    private let observer: (any NSObjectProtocol)?
 
     init(location: ManagedSettings.Location, onChange: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "Preferences.ManagedSettingsWatcher")
         switch location.resolved {
         case .standard:
             preconditionFailure("resolved locations are never .standard")
         case .userDefaults:
+            source = nil
             observer = NotificationCenter.default.addObserver(
                 forName: UserDefaults.didChangeNotification, object: nil, queue: nil
             ) { _ in onChange() }
         case .files(let urls):
+            observer = nil
             #if os(Linux)
                 source = Self.notifications(for: urls, queue: queue, onChange: onChange)
             #else

@@ -38,11 +38,12 @@ final class OverrideEntry: Sendable {
         self.values = values
     }
 
-    /// Whether a managed setting holds the key, so that the app may not change it.
+    /// The managed setting for the key, if there is one: the key is then forced, and the app may
+    /// not change it.
     ///
-    /// True even when the setting does not read as the key's type: an administrator meant to lock it.
-    var isForced: Bool {
-        values.contains { $0.source == .managed }
+    /// Forced even when the setting does not read as the key's type: an administrator meant to lock it.
+    var managedValue: OverrideValue? {
+        values.first { $0.source == .managed }
     }
 
     /// The topmost value that reads as the key's type, and its layer; `nil` if none does.
@@ -90,25 +91,21 @@ final class OverrideEntry: Sendable {
     static func table(for values: [NamedOverride], appNamespace: String) -> [StorageKey: [OverrideValue]] {
         var table: [StorageKey: [OverrideValue]] = [:]
         for named in values {
-            // The library's reserved namespaces hold its own records, which no layer may override.
-            for key in storageKeys(named: named.name, appNamespace: appNamespace) where !key.isReserved {
+            for key in storageKeys(named: named.name, appNamespace: appNamespace) {
                 table[key, default: []].append(named.value)
             }
         }
         return table
     }
 
-    /// The keys a layer's name stands for: a plain name is the app's key and the global one.
+    /// The keys a layer's name stands for: a plain name is the app's key and the global one, and
+    /// `namespace:name` is read as a ``StoredKey`` is written; a name that breaks the key rules,
+    /// such as one in a reserved namespace, stands for none.
     private static func storageKeys(named name: String, appNamespace: String) -> [StorageKey] {
-        guard let colon = name.firstIndex(of: ":") else {
+        guard name.contains(":") else {
             return [StorageKey(namespace: appNamespace, name: name), StorageKey(namespace: "", name: name)]
         }
-        let namespace = String(name[..<colon])
-        let key = String(name[name.index(after: colon)...])
-        switch namespace {
-        case "app": return [StorageKey(namespace: appNamespace, name: key)]
-        case "global": return [StorageKey(namespace: "", name: key)]
-        default: return [StorageKey(namespace: namespace, name: key)]
-        }
+        guard let key = StoredKey(parsing: name) else { return [] }
+        return [StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)]
     }
 }

@@ -87,7 +87,7 @@ extension PreferencesStore {
                 try withExclusiveAccess {
                     let keys = state.withLock { state in
                         state.slots.compactMap { key, slot in
-                            slot.stored != nil && state.overrides[key]?.isForced != true && removes(key, state)
+                            slot.stored != nil && state.overrides[key]?.managedValue == nil && removes(key, state)
                                 ? key : nil
                         }
                     }

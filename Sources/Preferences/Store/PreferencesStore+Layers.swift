@@ -28,7 +28,7 @@ extension PreferencesStore {
     /// - Returns: `true` if the managed layer holds a setting for the key.
     public func isForced<Value>(_ key: PreferenceKey<Value>) -> Bool {
         let storageKey = storageKey(for: key)
-        return state.withLock { $0.overrides[storageKey]?.isForced ?? false }
+        return state.withLock { $0.overrides[storageKey]?.managedValue != nil }
     }
 
     /// The default a key reads as in this store.
@@ -123,7 +123,7 @@ extension StoreState {
     func forcedChange(among changes: [PendingChange]) -> (key: StorageKey, origin: String)? {
         guard !overrides.isEmpty else { return nil }
         for change in changes {
-            if let entry = overrides[change.key], let managed = entry.values.first(where: { $0.source == .managed }) {
+            if let managed = overrides[change.key]?.managedValue {
                 return (change.key, managed.origin)
             }
         }
