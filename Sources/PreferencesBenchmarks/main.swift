@@ -11,6 +11,7 @@ import Preferences
 // store, in one run on one machine.
 //
 //   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process]
+//   Scripts/count-instructions      (instructions per operation, counted by callgrind)
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
 // contender, each Preferences figure's ratio to each baseline, and the machine's floors measured at
@@ -24,6 +25,18 @@ if let index = arguments.firstIndex(of: "--open-child"), index + 2 < arguments.c
 }
 if let index = arguments.firstIndex(of: "--write-child"), index + 2 < arguments.count {
     print(CrossProcessBenchmark.writeInThisProcess(path: arguments[index + 1], value: Int(arguments[index + 2]) ?? 0))
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--count"), index + 3 < arguments.count,
+    let operation = CountedOperation(rawValue: arguments[index + 1]),
+    let n = Int(arguments[index + 2]), let repeats = Int(arguments[index + 3])
+{
+    let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
+        .appendingPathComponent("preferences-count-\(ProcessInfo.processInfo.processIdentifier)")
+    try FileManager().createDirectory(at: scratch, withIntermediateDirectories: true)
+    try CountedRun(operation: operation, n: n, repeats: repeats, scratch: scratch).run()
+    try? FileManager().removeItem(at: scratch)
     exit(0)
 }
 

@@ -1,0 +1,81 @@
+import Foundation
+import Preferences
+
+/// The operations `Scripts/count-instructions` counts with callgrind.
+///
+/// `preferences-benchmarks --count <operation> <n> <repeats>` fills a store of `n` Int keys outside
+/// the count, then runs the operation `repeats` times inside ``countedOperations(_:)``, the one
+/// function callgrind is told to count (`--toggle-collect`). Instructions divided by `repeats` is
+/// the figure per operation; unlike a time, it is the same on a busy machine as on an idle one.
+enum CountedOperation: String, CaseIterable {
+    /// One overwrite of an Int in a file store, default durability, with no compaction among them.
+    case writeInt = "write-int"
+    /// Overwrites of every key in turn, compactions included: the write averaged over whole passes.
+    case writePass = "write-pass"
+    /// One overwrite of an Int in an in-memory store.
+    case writeIntInMemory = "write-int-memory"
+    /// One read of an Int from a file store.
+    case readInt = "read-int"
+    /// Opening a file store of `n` String keys and reading one.
+    case open
+}
+
+struct CountedRun {
+    let operation: CountedOperation
+    let n: Int
+    let repeats: Int
+    let scratch: URL
+
+    func run() throws {
+        let url = scratch.appendingPathComponent("counted.store")
+        let store: PreferencesStore = operation == .writeIntInMemory ? .inMemory() : try PreferencesStore(fileURL: url)
+        let keys = (0..<n).map { PreferenceKey<Int>("int\($0)", default: 0) }
+        try store.transaction { preferences in
+            for index in 0..<n {
+                if operation == .open {
+                    preferences[PreferenceKey<String>("key\(index)", default: "")] =
+                        "\(index) " + String(repeating: "x", count: 80)
+                } else {
+                    preferences[keys[index]] = index
+                }
+            }
+        }
+        // Warm: the first write opens the log, and the first read of each key builds its slot.
+        if operation != .open {
+            try store.setValue(-1, for: keys[0])
+            for key in keys {
+                _ = store[key]
+            }
+        }
+        let body: () throws -> Void
+        var counter = 1_000_000
+        switch operation {
+        case .writeInt, .writeIntInMemory, .writePass:
+            body = {
+                counter += 1
+                try store.setValue(counter, for: keys[counter % n])
+            }
+        case .readInt:
+            var sink = 0
+            body = {
+                counter += 1
+                sink &+= store[keys[counter % n]]
+                if sink == 42 { print("") }
+            }
+        case .open:
+            body = {
+                let opened = try PreferencesStore(fileURL: url)
+                _ = opened[PreferenceKey<String>("key1", default: "")]
+            }
+        }
+        try countedOperations(repeats: repeats, body)
+    }
+}
+
+/// The only function callgrind counts; never inlined, so that its name is in the binary.
+@inline(never)
+func countedOperations(repeats: Int, _ body: () throws -> Void) throws {
+    for _ in 0..<repeats {
+        try body()
+    }
+}
