@@ -246,8 +246,10 @@ struct PrefsToolTests {
 
     @Test func verifyCallsATornTailNormal() throws {
         let directory = try sampleStore()
+        // Where the records end, before the space allocated after them.
+        let end = try LogFile.replay(Array(Data(contentsOf: directory.logURL))).validEnd
         let handle = try FileHandle(forWritingTo: directory.logURL)
-        try handle.seekToEnd()
+        try handle.seek(toOffset: UInt64(end))
         try handle.write(contentsOf: Data([9, 9, 9]))
         try handle.close()
         let verify = try prefs(["verify", directory.storeURL.path])
@@ -258,7 +260,7 @@ struct PrefsToolTests {
     @Test func verifyCallsAFinalRecordThatIsWholeButWrongDamage() throws {
         let directory = try sampleStore()
         var bytes = Array(try Data(contentsOf: directory.logURL))
-        bytes[bytes.count - 2] ^= 0x10
+        bytes[try LogFile.replay(bytes).validEnd - 2] ^= 0x10
         try Data(bytes).write(to: directory.logURL)
         let verify = try prefs(["verify", directory.storeURL.path])
         #expect(verify.status == 1)

@@ -36,6 +36,9 @@ static inline uint64_t preferences_atomic_load_sequenced(const void *address) {
     return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_seq_cst);
 }
 
+/// Orders every store before it before every store after it, as seen from any process.
+static inline void preferences_fence_release(void) { atomic_thread_fence(memory_order_release); }
+
 // Waiting for another process to change a word in shared memory, without polling.
 
 /// Whether this platform can wait on a shared word (Linux: a futex); elsewhere a caller must poll.
@@ -71,5 +74,30 @@ void preferences_guard_mark_lost(int slot);
 
 /// Whether the pages of `slot` were replaced by zeros; does not clear the mark.
 bool preferences_guard_is_lost(int slot);
+
+// A robust, process-shared mutex in a page mapped by several processes (Linux).
+
+/// The bytes a mutex takes in the shared page, at most.
+#define PREFERENCES_MUTEX_SIZE 64
+
+/// Whether this platform has a robust, process-shared mutex; where it does not, lock a file.
+bool preferences_mutex_is_supported(void);
+
+/// Sets up a mutex at `address` (PREFERENCES_MUTEX_SIZE bytes, 8-aligned); returns 0 or an `errno`.
+int preferences_mutex_init(void *address);
+
+/// Locks the mutex at `address`. Returns 0; or EOWNERDEAD when its last holder died holding it, in
+/// which case the caller holds it now and it is usable again; or another `errno`.
+int preferences_mutex_lock(void *address);
+
+/// Unlocks the mutex at `address`; returns 0 or an `errno`.
+int preferences_mutex_unlock(void *address);
+
+/// Allocates the blocks of the file open as `descriptor` up to `length` bytes, lengthening it if
+/// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.
+int preferences_allocate(int descriptor, int64_t length);
+
+/// A monotonic clock in milliseconds, a few milliseconds coarse, that costs no system call.
+int64_t preferences_coarse_milliseconds(void);
 
 #endif

@@ -1,10 +1,20 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The file engine: a checksummed snapshot, an append-only log of commits, and a lock file.
 ///
 /// For a store at `P`: the snapshot is `P`, the log `P.log`, the lock `P.lock`.
 ///
-/// - Each commit is one framed, numbered record appended to the log with one `pwrite(2)`, under an
-///   exclusive `flock`, so it survives the process being killed the moment the call returns; in
-///   synchronous durability it is also `fdatasync`ed, and survives power loss. The lock page then
+/// - Each commit is one framed, numbered record appended to the log under the lock file's lock, so
+///   it survives the process being killed the moment the call returns; in synchronous durability
+///   it is also `fdatasync`ed, and survives power loss. On Linux the append is a copy into a
+///   mapping of the log, whose space is allocated ahead (``LogMapping``), under the mutex in the
+///   lock page: no system call. Elsewhere it is one `pwrite(2)` under `flock`. The lock page then
 ///   records it as acknowledged: its generation, number and end. That is what marks a commit done,
 ///   and what tells a write cut short from damage, and a complete log from one missing commits.
 /// - When the log outgrows the snapshot, compaction writes a new snapshot of the next
@@ -28,7 +38,11 @@ final class FileEngine: PreferencesBackend {
         var entries: [StorageKey: StoredValue] = [:]
         var generation: UInt64 = 0
         /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
-        var log: OpenFile?
+        var log: OpenFile? {
+            didSet { mapping = nil }
+        }
+        /// The mapping of `log` that appends go through, when the engine shares memory.
+        var mapping: LogMapping?
         /// Where the last record that verifies ends: where the next append belongs.
         var logValidEnd = 0
         /// The number of the log's last commit.
@@ -110,9 +124,25 @@ final class FileEngine: PreferencesBackend {
             return try body()
         }
         try lockFile.lock(exclusive: true)
-        try state.withLock { (state: inout State) throws(PreferencesError) in
-            apply(try catchUpLocked(&state, canRepair: true))
+        var update = try state.withLock { (state: inout State) throws(PreferencesError) in
+            try catchUpLocked(&state, canRepair: true)
         }
+        // Before the body reads anything: a commit the page never announced was made under a lock
+        // file that replaced this one, or under this one by a writer that died; read it in now.
+        if try state.withLock({ (state: inout State) throws(PreferencesError) in try logNeedsChecking(&state) }) {
+            if lockFile.wasRemoved {
+                lockFile.unlock()
+                try lockFile.lock(exclusive: true)
+            }
+            try state.withLock { (state: inout State) throws(PreferencesError) in
+                let caughtUp = try catchUpLocked(&state, canRepair: true)
+                let (adopted, problems) = try logNeedsChecking(&state) ? try checkLog(&state) : ([], [])
+                update.records += caughtUp.records + adopted
+                update.problems += caughtUp.problems + problems
+                update.commitCount = state.seenCount
+            }
+        }
+        apply(update)
         return try body()
     }
 
@@ -127,15 +157,25 @@ final class FileEngine: PreferencesBackend {
             var writer = ByteWriter(capacity: 64)
             RecordFrame.append(record, to: &writer)
             do throws(PreferencesError) {
-                try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
+                if let mapping = state.mapping {
+                    try append(writer.bytes, through: mapping, at: state.logValidEnd)
+                } else {
+                    try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
+                }
                 if flushesToDisk {
                     try fileSystem.synchronize(log)
                 }
             } catch {
                 // Take back what may have reached the file. Should this fail too, the next append's
-                // check of the log's size (`prepareAppend`) cuts it off; either way nobody reads
-                // past `logValidEnd` a record that does not verify.
-                try? fileSystem.truncate(log, to: state.logValidEnd)
+                // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
+                // `logValidEnd` a record that does not verify.
+                if let mapping = state.mapping, !mapping.isLost {
+                    mapping.clear(
+                        at: state.logValidEnd, count: min(writer.bytes.count, mapping.capacity - state.logValidEnd))
+                } else {
+                    state.mapping = nil
+                    try? fileSystem.truncate(log, to: state.logValidEnd)
+                }
                 throw error
             }
             state.logValidEnd += writer.bytes.count
@@ -164,6 +204,49 @@ final class FileEngine: PreferencesBackend {
     ) throws(PreferencesError) -> (OpenFile, adopted: [Record], problems: [PreferencesError]) {
         var problems = try ensureLog(&state)
         guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
+        guard try logNeedsChecking(&state) else { return (log, [], problems) }
+        let (adopted, found) = try checkLog(&state)
+        problems += found
+        guard let log = state.log else { preconditionFailure("checkLog leaves a log open or throws") }
+        try ensureMapping(&state)
+        return (log, adopted, problems)
+    }
+
+    /// Whether the log may hold bytes past `logValidEnd`: records committed under a lock file
+    /// since deleted or replaced, or one a writer killed mid-append left half made.
+    ///
+    /// Through a mapping, that is a look at the bytes where the next record goes (they are zeros
+    /// unless someone wrote there) and at whether the mutex's last holder died. With `pwrite`,
+    /// only the file's size tells, so it is always checked. Call it holding the exclusive lock.
+    private func logNeedsChecking(_ state: inout State) throws(PreferencesError) -> Bool {
+        guard let mapping = try ensureMapping(&state) else { return state.log != nil && !fileSystem.sharesMemory }
+        let holderDied = lockFile?.takeHolderDied() ?? false
+        guard holderDied || !mapping.isZero(at: state.logValidEnd, count: RecordFrame.headerSize) else {
+            return false
+        }
+        // Records nobody announced were committed under another lock file: check this one's name.
+        lockFile?.checkNameNow()
+        return true
+    }
+
+    /// The mapping of the log to append through, with room for a frame's header at its end, when
+    /// the engine shares memory and has a log.
+    @discardableResult
+    private func ensureMapping(_ state: inout State) throws(PreferencesError) -> LogMapping? {
+        guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
+        let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
+        state.mapping = mapping
+        try mapping.reserve(state.logValidEnd + RecordFrame.headerSize)
+        return mapping
+    }
+
+    /// Reads in, or cuts off, what the log holds past `logValidEnd`; reads the files again if the
+    /// log was replaced.
+    private func checkLog(_ state: inout State) throws(PreferencesError) -> (
+        adopted: [Record], problems: [PreferencesError]
+    ) {
+        guard let log = state.log else { return ([], []) }
+        var problems: [PreferencesError] = []
         let status = try fileSystem.status(of: log)
         if status.linkCount == 0 {
             // Deleted or replaced by a compaction this engine never saw, under a lock file that was
@@ -173,12 +256,28 @@ final class FileEngine: PreferencesBackend {
             state.install(loaded)
             state.pendingRepair += loaded.damaged
             problems += try ensureLog(&state)
-            return (state.log!, [adopted], problems)
+            return ([adopted], problems)
         }
         if status.size != state.logValidEnd {
-            return (log, try adoptUnseenRecords(&state, in: log), problems)
+            return (try adoptUnseenRecords(&state, in: log, size: status.size), problems)
         }
-        return (log, [], problems)
+        return ([], problems)
+    }
+
+    /// Copies a framed record into the mapping at `offset`, the log's end.
+    private func append(_ frame: [UInt8], through mapping: LogMapping, at offset: Int) throws(PreferencesError) {
+        try mapping.reserve(offset + frame.count)
+        if !mapping.isZero(at: offset, count: frame.count) {
+            // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.
+            mapping.clear(at: offset, count: mapping.capacity - offset)
+        }
+        try fileSystem.check(.write, logPath) {
+            mapping.append(frame, at: offset)
+            return 0
+        }
+        if mapping.isLost {
+            throw PreferencesError(.fileOperationFailed(path: logPath, operation: "write", errorNumber: EIO))
+        }
     }
 
     /// Deals with bytes past the log's last known record before an append.
@@ -189,7 +288,11 @@ final class FileEngine: PreferencesBackend {
     /// while it was in use), so they are adopted as if caught up with.
     ///
     /// - Returns: The records adopted, for the store to apply before its own.
-    private func adoptUnseenRecords(_ state: inout State, in log: OpenFile) throws(PreferencesError) -> [Record] {
+    private func adoptUnseenRecords(
+        _ state: inout State,
+        in log: OpenFile,
+        size: Int
+    ) throws(PreferencesError) -> [Record] {
         let tail = try fileSystem.contents(of: log, from: state.logValidEnd)
         var records: [Record] = []
         var position = 0
@@ -200,7 +303,12 @@ final class FileEngine: PreferencesBackend {
             position = next
         }
         state.logValidEnd += position
-        if position < tail.count {
+        guard tail[position...].contains(where: { $0 != 0 }) else { return records }
+        if let mapping = state.mapping {
+            // Cut by clearing, not by shortening the file: others' mappings of it must stay whole.
+            try mapping.reserve(max(size, state.logValidEnd))
+            mapping.clear(at: state.logValidEnd, count: mapping.capacity - state.logValidEnd)
+        } else {
             try fileSystem.truncate(log, to: state.logValidEnd)
         }
         return records

@@ -1,3 +1,4 @@
+import CPreferencesAtomics
 import Foundation
 
 #if canImport(Darwin)
@@ -26,10 +27,20 @@ struct FileSystem: Sendable {
         case fsyncDirectory = "fsync the directory"
         case removeDataProtection = "remove data protection from"
         case setOwnership = "set the owner and mode of"
+        case allocate = "allocate space for"
+        case map
     }
 
     /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
     var fault: @Sendable (Operation, String) -> Int32? = { _, _ in nil }
+
+    /// Whether writers lock a mutex in the lock file's shared page and append through a mapping of
+    /// the log (Linux), rather than lock the file with `flock` and append with `pwrite` (Apple
+    /// platforms, which have no robust mutex). Tests turn it off to run the second engine on Linux.
+    var sharesMemory = FileSystem.canShareMemory
+
+    /// Whether this platform has what ``sharesMemory`` needs.
+    static var canShareMemory: Bool { preferences_mutex_is_supported() }
 
     /// The file's bytes, or `nil` if there is no file at `path`.
     func readFile(at path: String) throws(PreferencesError) -> [UInt8]? {

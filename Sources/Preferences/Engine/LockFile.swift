@@ -10,17 +10,24 @@ import CPreferencesAtomics
 
 /// The file that processes sharing a store lock, and the page of facts they share through it.
 ///
-/// Writers hold `flock(LOCK_EX)` on it around each commit and compaction, and readers that catch
-/// up hold `LOCK_SH`. Its first page, mapped into every process, holds:
+/// Writers hold its lock around each commit and compaction, and so do readers that catch up under
+/// it. On Linux the lock is a robust, process-shared mutex in the page: it costs no system call
+/// when nobody else holds it, and when a holder dies holding it the next one is told
+/// (``takeHolderDied()``), so that it cuts the record the dead writer may have left half made. On
+/// platforms with no robust mutex (Apple's) it is `flock` on the file, exclusive for writers and
+/// shared for readers: two system calls per lock, and a lock the kernel drops when its holder dies.
+///
+/// Its first page, mapped into every process, holds:
 ///
 /// ```
-///  0  magic         UInt64  "PREFLOCK", written last when the page is set up
+///  0  magic         UInt64  "PREFLCK2", written last when the page is set up
 ///  8  commitCount   UInt64  commits and compactions by anyone; starts at a random number
 /// 16  generation    UInt64  the generation of the last acknowledged commit
 /// 24  sequence      UInt64  its number in that generation's log (0: none since the compaction)
 /// 32  committedEnd  UInt64  where its record ends in the log
 /// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
 /// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
+/// 64  mutex                 the robust mutex (Linux), set up with the page under `flock`
 /// ```
 ///
 /// A store compares the count with the last one it saw before each read: one atomic load, and only
@@ -32,8 +39,10 @@ import CPreferencesAtomics
 /// Another program may shorten or replace the file while processes use it. Touching a mapped page
 /// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
 /// `CPreferencesAtomics`): it reads as zeros until the next ``lock(exclusive:)`` maps the file again.
-/// Each lock also checks that the open file still has a name, and locks the one at the path if not,
-/// so that two writers never go on locking different files.
+/// A lock also checks that the open file still has a name, and locks the one at the path if not,
+/// so that two writers do not go on locking different files: with `flock` on every lock; with the
+/// mutex every few milliseconds, and at once when ``checkNameNow()`` is asked for because the log
+/// shows a commit this page does not know of.
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
@@ -49,8 +58,17 @@ final class LockFile: @unchecked Sendable {
     private let guardSlot: Int32
     /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
     private let ownSleepers: UnsafeMutablePointer<UInt64>
+    /// Whether the lock is the mutex in the page rather than `flock`.
+    let usesMutex: Bool
+    /// When, in coarse milliseconds, the mutex's holder last checked the file's name.
+    private var nameCheckedAt = LockFile.longAgo
+    /// Whether a holder died holding the mutex since ``takeHolderDied()`` last answered.
+    private var holderDied = false
     private static let pageSize = 4096
-    private static let magic: UInt64 = 0x4B43_4F4C_4645_5250  // "PREFLOCK", little-endian
+    private static let magic: UInt64 = 0x3248_4B43_4C46_4552  // "PREFLCK2", little-endian
+    /// How often, at most, the mutex's holder checks that the file still has a name.
+    private static let nameCheckInterval: Int64 = 10
+    private static let longAgo = Int64.min / 2
 
     private enum Word: Int {
         case magic = 0
@@ -60,6 +78,7 @@ final class LockFile: @unchecked Sendable {
         case committedEnd = 32
         case recorded = 40
         case waiters = 48
+        case mutex = 64
     }
 
     /// The last commit a writer acknowledged, as the page records it.
@@ -88,8 +107,12 @@ final class LockFile: @unchecked Sendable {
         page = mapped
         ownSleepers = .allocate(capacity: 1)
         ownSleepers.initialize(to: 0)
+        usesMutex = fileSystem.sharesMemory && preferences_mutex_is_supported()
         // Unguarded only when every one of the guard's slots is taken; the page still works.
         guardSlot = Int32(preferences_guard_register(mapped, Self.pageSize))
+        if usesMutex {
+            try setUpUnderFileLock()
+        }
     }
 
     deinit {
@@ -182,17 +205,88 @@ final class LockFile: @unchecked Sendable {
                 preferences_wake_all(word(.commitCount))
             }
             // Shortened while this ran: what was written went to a page of zeros nobody else sees.
-            guard preferences_guard_is_lost(guardSlot), (try? restorePage(exclusive: true)) != nil else {
+            guard preferences_guard_is_lost(guardSlot), (try? restoreAfterLoss()) != nil else {
                 return count
             }
         }
     }
 
-    /// Takes the lock, exclusive for writers and shared for readers, on the file the path names now.
+    /// Takes the lock, exclusive for writers and shared for readers (the mutex is always
+    /// exclusive), on the file the path names now.
     ///
     /// Blocks while another holds it in a conflicting mode. Afterwards the page is mapped from the
     /// locked file and, with the exclusive lock, set up.
     func lock(exclusive: Bool) throws(PreferencesError) {
+        guard usesMutex else { return try lockFile(exclusive: exclusive) }
+        while true {
+            // A page set up anew holds no mutex yet: locking its zeros would be locking nothing.
+            guard preferences_atomic_load(word(.magic)) == Self.magic else {
+                try setUpUnderFileLock()
+                continue
+            }
+            let result = preferences_mutex_lock(word(.mutex))
+            guard result == 0 || result == EOWNERDEAD else {
+                throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
+            }
+            let now = preferences_coarse_milliseconds()
+            let nameIsDue = now - nameCheckedAt >= Self.nameCheckInterval
+            // A page lost to another program shortening the file is a private page of zeros now:
+            // its mutex keeps nobody else out.
+            if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic
+                || (nameIsDue && !hasName)
+            {
+                preferences_mutex_unlock(word(.mutex))
+                try setUpUnderFileLock()
+                continue
+            }
+            if nameIsDue {
+                nameCheckedAt = now
+            }
+            holderDied = holderDied || result == EOWNERDEAD
+            return
+        }
+    }
+
+    /// Whether a holder of the mutex died holding it since the last call; clears the mark.
+    ///
+    /// Call it holding the lock. The dead holder may have left a record half written after the
+    /// log's last commit.
+    func takeHolderDied() -> Bool {
+        defer { holderDied = false }
+        return holderDied
+    }
+
+    /// Whether the locked file was deleted, or replaced by one renamed over it: its lock no longer
+    /// keeps out a writer that opened the file at the path. Call it holding the lock.
+    var wasRemoved: Bool {
+        !hasName
+    }
+
+    /// Has the next ``lock(exclusive:)`` check the file's name, rather than wait for its turn.
+    func checkNameNow() {
+        nameCheckedAt = Self.longAgo
+    }
+
+    /// Maps the file the path names, and sets up its page and mutex if it has none, under an
+    /// exclusive `flock`: processes that set up the page at the same moment take turns.
+    private func setUpUnderFileLock() throws(PreferencesError) {
+        try lockFile(exclusive: true)
+        defer { flock(descriptor, LOCK_UN) }
+        nameCheckedAt = preferences_coarse_milliseconds()
+        guard preferences_atomic_load(word(.magic)) != Self.magic else { return }
+        let result = preferences_mutex_init(word(.mutex))
+        guard result == 0 else {
+            throw PreferencesError(
+                .fileOperationFailed(path: path, operation: "set up the lock in", errorNumber: result))
+        }
+        preferences_atomic_store(word(.recorded), 0)
+        preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
+        preferences_atomic_store(word(.magic), Self.magic)
+    }
+
+    /// Takes `flock` on the file the path names now; afterwards its page is mapped and, with the
+    /// exclusive lock, set up (the mutex's page is set up by ``setUpUnderFileLock()``).
+    private func lockFile(exclusive: Bool) throws(PreferencesError) {
         while true {
             while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
                 guard errno == EINTR else {
@@ -207,7 +301,7 @@ final class LockFile: @unchecked Sendable {
                 continue
             }
             do throws(PreferencesError) {
-                try restorePage(exclusive: exclusive)
+                try restorePage(exclusive: exclusive && !usesMutex)
             } catch {
                 flock(descriptor, LOCK_UN)
                 throw error
@@ -217,7 +311,11 @@ final class LockFile: @unchecked Sendable {
     }
 
     func unlock() {
-        flock(descriptor, LOCK_UN)
+        if usesMutex {
+            preferences_mutex_unlock(word(.mutex))
+        } else {
+            flock(descriptor, LOCK_UN)
+        }
     }
 
     /// Whether the locked file still has a name: none once it was deleted, or replaced by a file
@@ -270,6 +368,15 @@ final class LockFile: @unchecked Sendable {
         } catch {
             preferences_guard_mark_lost(guardSlot)
             throw error
+        }
+    }
+
+    /// Maps the file again after the page was lost while this process held the lock, and sets it up.
+    private func restoreAfterLoss() throws(PreferencesError) {
+        if usesMutex {
+            try setUpUnderFileLock()
+        } else {
+            try restorePage(exclusive: true)
         }
     }
 

@@ -4,8 +4,11 @@
 /// commit's number in the log (``Record/sequence``).
 ///
 /// What ends a log decides whether anything was lost:
-/// - a record **cut short** (the file ends inside it, or in zeros) is what a process killed while
-///   appending leaves, and is dropped quietly: that write was never acknowledged;
+/// - zeros after the last record are space allocated ahead of appends (``LogMapping``), or a write
+///   whose data never reached the disk: the log ends there;
+/// - a record **cut short** (the file ends inside it, or its header is still zeros because a copy
+///   into the mapping puts the header in last) is what a process killed while appending leaves, and
+///   is dropped quietly: that write was never acknowledged;
 /// - so is any record that starts at or after the end of the last acknowledged commit, which the
 ///   lock page records (``LockFile/Acknowledged``): a write in progress that never finished;
 /// - a record that is **complete but does not verify** before that end, or bytes that do not
@@ -96,28 +99,41 @@ enum LogFile {
             position = next
         }
         replay.validEnd = position
-        guard position < bytes.count else { return replay }
+        // Zeros to the end are allocated space: the records end where they begin.
+        let dataEnd = endOfData(bytes, from: position)
+        guard position < dataEnd else { return replay }
         if RecordFrame.nextRecord(in: bytes, after: position) != nil {
             let before = replay.records.count
             let scan = RecordFrame.scan(bytes, from: position, headerIsDamaged: false, add)
             replay.damage = DamageReport(
                 recoveredRecords: before + scan.recovered,
-                damagedRanges: scan.damagedRanges,
+                damagedRanges: scan.damagedRanges.compactMap { range in
+                    range.lowerBound < dataEnd ? range.lowerBound..<min(range.upperBound, dataEnd) : nil
+                },
                 reason: "the log has bytes that do not verify before records that do",
                 copyPath: nil
             )
             replay.validEnd = bytes.count
         } else if RecordFrame.isCutShort(bytes, at: position) || position >= (committedEnd ?? .max) {
-            replay.tornBytes = bytes.count - position
+            replay.tornBytes = dataEnd - position
         } else {
             replay.damage = DamageReport(
                 recoveredRecords: replay.records.count,
-                damagedRanges: [position..<bytes.count],
+                damagedRanges: [position..<dataEnd],
                 reason: "the log's last record is complete but does not verify",
                 copyPath: nil
             )
             replay.validEnd = bytes.count
         }
         return replay
+    }
+
+    /// The offset just past the last byte from `start` on that is not zero; `start` if there is none.
+    static func endOfData(_ bytes: [UInt8], from start: Int) -> Int {
+        var end = bytes.count
+        while end > start && bytes[end - 1] == 0 {
+            end -= 1
+        }
+        return end
     }
 }

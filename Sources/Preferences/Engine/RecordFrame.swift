@@ -44,12 +44,14 @@ enum RecordFrame {
     /// Whether the bytes from `offset` to the end are a record cut short: what a writer killed while
     /// appending leaves, rather than a record damaged after it was written.
     ///
-    /// A write puts the frame's header first, so a cut leaves either less than a header, or a header
-    /// that verifies and promises more bytes than there are. Bytes that are all zeros are a write
-    /// whose data never reached the disk (a power loss) or space allocated ahead of one.
+    /// A `pwrite` puts the frame's header first, so a cut leaves either less than a header, or a
+    /// header that verifies and promises more bytes than there are. A copy into a mapping of the log
+    /// puts the header in last (``LogMapping/append(_:at:)``), so a cut leaves a header of zeros.
+    /// Bytes that are all zeros are a write whose data never reached the disk (a power loss) or
+    /// space allocated ahead of one.
     static func isCutShort(_ bytes: [UInt8], at offset: Int) -> Bool {
         let remaining = bytes.count - offset
-        if remaining < headerSize || bytes[offset...].allSatisfy({ $0 == 0 }) {
+        if remaining < headerSize || bytes[offset..<(offset + headerSize)].allSatisfy({ $0 == 0 }) {
             return true
         }
         var header = ByteReader(bytes, range: offset..<(offset + 8))

@@ -1,0 +1,74 @@
+// A mutex that lives in a page mapped by several processes, and that survives its holder's death.
+#include "CPreferencesAtomics.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#if defined(__linux__)
+_Static_assert(sizeof(pthread_mutex_t) <= PREFERENCES_MUTEX_SIZE, "the mutex must fit its slot in the lock page");
+
+bool preferences_mutex_is_supported(void) { return true; }
+
+int preferences_mutex_init(void *address) {
+    pthread_mutexattr_t attributes;
+    int result = pthread_mutexattr_init(&attributes);
+    if (result != 0) {
+        return result;
+    }
+    // Shared: the futex behind it is keyed by the file and offset, so it works across processes.
+    // Robust: when a holder dies, the next locker is told (EOWNERDEAD) instead of waiting forever.
+    result = pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
+    if (result == 0) {
+        result = pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
+    }
+    if (result == 0) {
+        result = pthread_mutex_init((pthread_mutex_t *)address, &attributes);
+    }
+    pthread_mutexattr_destroy(&attributes);
+    return result;
+}
+
+int preferences_mutex_lock(void *address) {
+    int result = pthread_mutex_lock((pthread_mutex_t *)address);
+    if (result == EOWNERDEAD) {
+        // The dead holder's half-made change is the caller's to deal with; the mutex itself is
+        // usable again once marked consistent.
+        pthread_mutex_consistent((pthread_mutex_t *)address);
+    }
+    return result;
+}
+
+int preferences_mutex_unlock(void *address) { return pthread_mutex_unlock((pthread_mutex_t *)address); }
+#else
+// Apple platforms have no robust mutex: a lock held by a process that dies would never be
+// released. The lock file's `flock` serves there instead.
+bool preferences_mutex_is_supported(void) { return false; }
+
+int preferences_mutex_init(void *address) {
+    (void)address;
+    return ENOTSUP;
+}
+
+int preferences_mutex_lock(void *address) {
+    (void)address;
+    return ENOTSUP;
+}
+
+int preferences_mutex_unlock(void *address) {
+    (void)address;
+    return ENOTSUP;
+}
+#endif
+
+#include <time.h>
+
+int64_t preferences_coarse_milliseconds(void) {
+    struct timespec now;
+#if defined(CLOCK_MONOTONIC_COARSE)
+    // The coarse clock is read from memory the kernel shares with the process: no system call.
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &now);
+#endif
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}

@@ -1,0 +1,108 @@
+import CPreferencesAtomics
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The log mapped into memory for appending, with its blocks allocated ahead (Linux).
+///
+/// An append is a copy into the mapping: no system call. Once copied, the bytes are the kernel's
+/// page cache, which every process reads and which survives this one being killed, exactly as
+/// bytes written with `pwrite` do. The space after the last record is allocated, so a full disk
+/// is an error from ``reserve(_:)``, never a `SIGBUS` in the middle of a copy, and reads as zeros.
+///
+/// A copy puts the frame's header in last (see ``append(_:at:)``): a writer killed in the middle of
+/// one leaves a record whose header is still zeros, which opening reads as a write cut short.
+/// Should another program shorten the file, the guard in `CPreferencesAtomics` turns the fault
+/// into a page of zeros, and ``isLost`` tells the writer that its copy went nowhere.
+final class LogMapping {
+    let file: OpenFile
+    private let fileSystem: FileSystem
+    private var base: UnsafeMutableRawPointer?
+    /// The bytes mapped, all of them allocated in the file.
+    private(set) var capacity = 0
+    private var guardSlot: Int32 = -1
+    private static let pageSize = 4096
+    /// The least space allocated ahead of the log's end, and the fraction of its size allocated
+    /// ahead beyond that: few allocations, and little space held that the log may never use.
+    private static let minimumAhead = 16 * 1024
+
+    init(file: OpenFile, fileSystem: FileSystem) {
+        self.file = file
+        self.fileSystem = fileSystem
+    }
+
+    deinit {
+        unmap()
+    }
+
+    /// Makes the first `end` bytes of the log writable through the mapping, allocating more of the
+    /// file when they are not yet.
+    func reserve(_ end: Int) throws(PreferencesError) {
+        guard end > capacity else { return }
+        let wanted = end + max(Self.minimumAhead, end / 8)
+        let length = (wanted + Self.pageSize - 1) / Self.pageSize * Self.pageSize
+        try fileSystem.check(.allocate, file.path) {
+            let result = preferences_allocate(file.descriptor, Int64(length))
+            guard result == 0 else {
+                errno = result
+                return -1
+            }
+            return 0
+        }
+        unmap()
+        try fileSystem.check(.map, file.path) {
+            let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor, 0)
+            guard let address, address != MAP_FAILED else { return -1 }
+            base = address
+            return 0
+        }
+        capacity = length
+        guardSlot = Int32(preferences_guard_register(base, length))
+    }
+
+    /// Whether the `count` bytes at `offset`, which must be reserved, are all zeros: nobody wrote there.
+    func isZero(at offset: Int, count: Int) -> Bool {
+        guard let base else { return false }
+        let bytes = UnsafeRawBufferPointer(start: base + offset, count: count)
+        return bytes.allSatisfy { $0 == 0 }
+    }
+
+    /// Copies a framed record to `offset`, which must be reserved: the payload first, then, once
+    /// it is in place, the header that makes it a record.
+    func append(_ frame: [UInt8], at offset: Int) {
+        guard let base else { return }
+        let header = RecordFrame.headerSize
+        frame.withUnsafeBytes { source in
+            (base + offset + header).copyMemory(from: source.baseAddress! + header, byteCount: source.count - header)
+            preferences_fence_release()
+            (base + offset).copyMemory(from: source.baseAddress!, byteCount: header)
+        }
+    }
+
+    /// Sets `count` bytes at `offset`, which must be reserved, back to zeros: takes back a record,
+    /// or cuts one a writer left half made.
+    func clear(at offset: Int, count: Int) {
+        guard let base, count > 0 else { return }
+        (base + offset).initializeMemory(as: UInt8.self, repeating: 0, count: count)
+    }
+
+    /// Whether another program shortened the file under the mapping since it was made: what was
+    /// copied into the lost pages never reached the file.
+    var isLost: Bool {
+        preferences_guard_is_lost(guardSlot)
+    }
+
+    private func unmap() {
+        guard let base else { return }
+        preferences_guard_unregister(guardSlot)
+        munmap(base, capacity)
+        self.base = nil
+        capacity = 0
+        guardSlot = -1
+    }
+}
