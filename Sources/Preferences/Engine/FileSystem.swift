@@ -34,9 +34,10 @@ struct FileSystem: Sendable {
     /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
     var fault: @Sendable (Operation, String) -> Int32? = { _, _ in nil }
 
-    /// Whether writers lock a mutex in the lock file's shared page and append through a mapping of
-    /// the log (Linux), rather than lock the file with `flock` and append with `pwrite` (Apple
-    /// platforms, which have no robust mutex). Tests turn it off to run the second engine on Linux.
+    /// Whether writers share memory: a mutex in the lock file's page and a mapping of the log.
+    ///
+    /// On Linux they do; on Apple platforms, which have no robust mutex, they lock the file with
+    /// `flock` and append with `pwrite`. Tests turn it off to run that engine on Linux.
     var sharesMemory = FileSystem.canShareMemory
 
     /// Whether this platform has what ``sharesMemory`` needs.

@@ -256,8 +256,10 @@ final class LockFile: @unchecked Sendable {
         return holderDied
     }
 
-    /// Whether the locked file was deleted, or replaced by one renamed over it: its lock no longer
-    /// keeps out a writer that opened the file at the path. Call it holding the lock.
+    /// Whether the locked file was deleted, or replaced by one renamed over it.
+    ///
+    /// Its lock then no longer keeps out a writer that opened the file at the path. Call it holding
+    /// the lock.
     var wasRemoved: Bool {
         !hasName
     }
