@@ -56,10 +56,12 @@ struct LogEngineTests {
 
     @Test func aLogCutAtAnyOffsetKeepsEveryRecordBeforeTheCut() throws {
         let directory = try storeWithLog(commits: 6)
-        let bytes = Array(try Data(contentsOf: directory.logURL))
-        let ends = recordEnds(of: bytes)
+        let log = Array(try Data(contentsOf: directory.logURL))
+        let ends = recordEnds(of: log)
         #expect(ends.count == 6)
-        for length in 0..<bytes.count {
+        // Every cut within the records, and one into the zeros of the space allocated after them.
+        let bytes = Array(log.prefix(ends.last! + 1))
+        for length in 0...bytes.count {
             let copy = try TemporaryDirectory()
             try Data(bytes.prefix(length)).write(to: copy.logURL)
             let store = try PreferencesStore(fileURL: copy.storeURL)
@@ -142,7 +144,9 @@ struct LogEngineTests {
 
     @Test func randomDamageToALogNeverLoadsAValueThatWasNotWritten() throws {
         let directory = try storeWithLog(commits: 12)
-        let bytes = Array(try Data(contentsOf: directory.logURL))
+        // The records, without the zeros of the space allocated after them.
+        let log = Array(try Data(contentsOf: directory.logURL))
+        let bytes = Array(log.prefix(recordEnds(of: log).last!))
         var generator = SplitMix64(seed: 0xB17F)
         for flip in 0..<300 {
             var damaged = bytes

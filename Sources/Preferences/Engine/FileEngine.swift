@@ -130,7 +130,7 @@ final class FileEngine: PreferencesBackend {
         // Before the body reads anything: a commit the page never announced was made under a lock
         // file that replaced this one, or under this one by a writer that died; read it in now.
         if try state.withLock({ (state: inout State) throws(PreferencesError) in try logNeedsChecking(&state) }) {
-            if lockFile.wasRemoved {
+            if lockFile.retireIfRemoved() {
                 lockFile.unlock()
                 try lockFile.lock(exclusive: true)
             }

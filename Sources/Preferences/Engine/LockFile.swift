@@ -27,6 +27,7 @@ import CPreferencesAtomics
 /// 32  committedEnd  UInt64  where its record ends in the log
 /// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
 /// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
+/// 56  retired       UInt64  1 once a holder found the file deleted or replaced, and moved on
 /// 64  mutex                 the robust mutex (Linux), set up with the page under `flock`
 /// ```
 ///
@@ -42,7 +43,9 @@ import CPreferencesAtomics
 /// A lock also checks that the open file still has a name, and locks the one at the path if not,
 /// so that two writers do not go on locking different files: with `flock` on every lock; with the
 /// mutex every few milliseconds, and at once when ``checkNameNow()`` is asked for because the log
-/// shows a commit this page does not know of.
+/// shows a commit this page does not know of. A holder of the mutex that finds the file gone marks
+/// its page retired before it lets go, so that every process that locks the page after it follows
+/// it to the new file at once.
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
@@ -78,6 +81,7 @@ final class LockFile: @unchecked Sendable {
         case committedEnd = 32
         case recorded = 40
         case waiters = 48
+        case retired = 56
         case mutex = 64
     }
 
@@ -233,7 +237,7 @@ final class LockFile: @unchecked Sendable {
             // A page lost to another program shortening the file is a private page of zeros now:
             // its mutex keeps nobody else out.
             if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic
-                || (nameIsDue && !hasName)
+                || preferences_atomic_load(word(.retired)) != 0 || (nameIsDue && retireIfRemoved())
             {
                 preferences_mutex_unlock(word(.mutex))
                 try setUpUnderFileLock()
@@ -256,12 +260,17 @@ final class LockFile: @unchecked Sendable {
         return holderDied
     }
 
-    /// Whether the locked file was deleted, or replaced by one renamed over it.
+    /// Whether the locked file was deleted, or replaced by one renamed over it; if so, marks its
+    /// page retired, so that whoever locks it next moves on to the file at the path too.
     ///
     /// Its lock then no longer keeps out a writer that opened the file at the path. Call it holding
-    /// the lock.
-    var wasRemoved: Bool {
-        !hasName
+    /// the lock, and unlock and lock again when it answers `true`.
+    func retireIfRemoved() -> Bool {
+        guard !hasName else { return false }
+        if usesMutex {
+            preferences_atomic_store(word(.retired), 1)
+        }
+        return true
     }
 
     /// Has the next ``lock(exclusive:)`` check the file's name, rather than wait for its turn.
@@ -275,6 +284,8 @@ final class LockFile: @unchecked Sendable {
         try lockFile(exclusive: true)
         defer { flock(descriptor, LOCK_UN) }
         nameCheckedAt = preferences_coarse_milliseconds()
+        // Retired by mistake: renamed away and back. `lockFile` has moved off any file with no name.
+        preferences_atomic_store(word(.retired), 0)
         guard preferences_atomic_load(word(.magic)) != Self.magic else { return }
         let result = preferences_mutex_init(word(.mutex))
         guard result == 0 else {
