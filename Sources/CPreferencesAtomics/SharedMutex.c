@@ -60,15 +60,3 @@ int preferences_mutex_unlock(void *address) {
 }
 #endif
 
-#include <time.h>
-
-int64_t preferences_coarse_milliseconds(void) {
-    struct timespec now;
-#if defined(CLOCK_MONOTONIC_COARSE)
-    // The coarse clock is read from memory the kernel shares with the process: no system call.
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-#else
-    clock_gettime(CLOCK_MONOTONIC, &now);
-#endif
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}

@@ -10,29 +10,45 @@ struct Workloads {
     /// The contenders for one size, each filled with `n` values of every kind.
     func contenders() throws -> [any Contender] {
         let id = UUID().uuidString
-        let contenders: [any Contender] = [
-            PreferencesContender(
-                name: "Preferences file, standard",
-                store: try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store")),
-                count: n
-            ),
-            PreferencesContender(
-                name: "Preferences file, synchronous",
-                store: try PreferencesStore(
-                    fileURL: scratch.appendingPathComponent("synchronous-\(id).store"),
-                    durability: .synchronous
+        let contenders: [any Contender] =
+            [
+                PreferencesContender(
+                    name: "Preferences file, standard",
+                    store: try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store")),
+                    count: n
                 ),
-                count: n
-            ),
-            PreferencesContender(name: "Preferences in memory", store: .inMemory(), count: n),
-            UserDefaultsContender(suiteName: "benchmark-\(id)", synchronizes: false),
-            UserDefaultsContender(suiteName: "benchmark-sync-\(id)", synchronizes: true),
-            try JSONFileContender(url: scratch.appendingPathComponent("json-\(id).json")),
-        ]
+                PreferencesContender(
+                    name: "Preferences file, synchronous",
+                    store: try PreferencesStore(
+                        fileURL: scratch.appendingPathComponent("synchronous-\(id).store"),
+                        durability: .synchronous
+                    ),
+                    count: n
+                ),
+                PreferencesContender(name: "Preferences in memory", store: .inMemory(), count: n),
+                UserDefaultsContender(suiteName: "benchmark-\(id)", synchronizes: false),
+                UserDefaultsContender(suiteName: "benchmark-sync-\(id)", synchronizes: true),
+                try JSONFileContender(url: scratch.appendingPathComponent("json-\(id).json")),
+            ] + (try sqliteContenders(id: id))
         for contender in contenders {
             try fill(contender)
         }
         return contenders
+    }
+
+    /// SQLite in its two usual settings, when the system has it.
+    private func sqliteContenders(id: String) throws -> [any Contender] {
+        guard let sqlite = SQLite.load() else {
+            log("  SQLite: not installed (no libsqlite3 to load), left out")
+            return []
+        }
+        return try ["NORMAL", "FULL"].map { synchronous in
+            try SQLiteContender(
+                library: sqlite,
+                path: scratch.appendingPathComponent("sqlite-\(synchronous)-\(id).db").path,
+                synchronous: synchronous
+            )
+        }
     }
 
     /// Stores `n` values of every kind in one batch where the contender has batches.
@@ -61,6 +77,8 @@ struct Workloads {
             defaults.defaults.synchronize()
         case let json as JSONFileContender:
             try json.fill(count: n)
+        case let sqlite as SQLiteContender:
+            try sqlite.fill(count: n)
         default:
             break
         }
@@ -70,7 +88,7 @@ struct Workloads {
     private func writeCount(for contender: any Contender) -> Int {
         let slow =
             contender.name.contains("synchronize") || contender.name.contains("synchronous")
-            || contender is JSONFileContender
+            || contender is JSONFileContender || contender.name.hasSuffix("=FULL")
         switch (slow, quick) {
         case (true, true): return n >= 1_000 ? 8 : 20
         case (true, false): return n >= 10_000 ? 15 : 40

@@ -97,7 +97,4 @@ int preferences_mutex_unlock(void *address);
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.
 int preferences_allocate(int descriptor, int64_t length);
 
-/// A monotonic clock in milliseconds, a few milliseconds coarse, that costs no system call.
-int64_t preferences_coarse_milliseconds(void);
-
 #endif

@@ -224,8 +224,6 @@ final class FileEngine: PreferencesBackend {
         guard holderDied || !mapping.isZero(at: state.logValidEnd, count: RecordFrame.headerSize) else {
             return false
         }
-        // Records nobody announced were committed under another lock file: check this one's name.
-        lockFile?.checkNameNow()
         return true
     }
 

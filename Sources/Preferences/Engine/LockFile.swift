@@ -41,11 +41,11 @@ import CPreferencesAtomics
 /// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
 /// `CPreferencesAtomics`): it reads as zeros until the next ``lock(exclusive:)`` maps the file again.
 /// A lock also checks that the open file still has a name, and locks the one at the path if not,
-/// so that two writers do not go on locking different files: with `flock` on every lock; with the
-/// mutex every few milliseconds, and at once when ``checkNameNow()`` is asked for because the log
-/// shows a commit this page does not know of. A holder of the mutex that finds the file gone marks
-/// its page retired before it lets go, so that every process that locks the page after it follows
-/// it to the new file at once.
+/// so that two writers do not go on locking different files: one `fstat`, the only system call a
+/// lock makes when nobody else holds it. (Checking less often was tried: a writer that missed a
+/// replacement for a few milliseconds committed where another process's readers never looked.) A
+/// holder of the mutex that finds the file gone marks its page retired before it lets go, so that
+/// whoever waited on the page follows it to the new file at once.
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
@@ -63,15 +63,10 @@ final class LockFile: @unchecked Sendable {
     private let ownSleepers: UnsafeMutablePointer<UInt64>
     /// Whether the lock is the mutex in the page rather than `flock`.
     let usesMutex: Bool
-    /// When, in coarse milliseconds, the mutex's holder last checked the file's name.
-    private var nameCheckedAt = LockFile.longAgo
     /// Whether a holder died holding the mutex since ``takeHolderDied()`` last answered.
     private var holderDied = false
     private static let pageSize = 4096
     private static let magic: UInt64 = 0x3248_4B43_4C46_4552  // "PREFLCK2", little-endian
-    /// How often, at most, the mutex's holder checks that the file still has a name.
-    private static let nameCheckInterval: Int64 = 10
-    private static let longAgo = Int64.min / 2
 
     private enum Word: Int {
         case magic = 0
@@ -232,19 +227,14 @@ final class LockFile: @unchecked Sendable {
             guard result == 0 || result == EOWNERDEAD else {
                 throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
             }
-            let now = preferences_coarse_milliseconds()
-            let nameIsDue = now - nameCheckedAt >= Self.nameCheckInterval
             // A page lost to another program shortening the file is a private page of zeros now:
             // its mutex keeps nobody else out.
             if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic
-                || preferences_atomic_load(word(.retired)) != 0 || (nameIsDue && retireIfRemoved())
+                || preferences_atomic_load(word(.retired)) != 0 || retireIfRemoved()
             {
                 preferences_mutex_unlock(word(.mutex))
                 try setUpUnderFileLock()
                 continue
-            }
-            if nameIsDue {
-                nameCheckedAt = now
             }
             holderDied = holderDied || result == EOWNERDEAD
             return
@@ -273,17 +263,11 @@ final class LockFile: @unchecked Sendable {
         return true
     }
 
-    /// Has the next ``lock(exclusive:)`` check the file's name, rather than wait for its turn.
-    func checkNameNow() {
-        nameCheckedAt = Self.longAgo
-    }
-
     /// Maps the file the path names, and sets up its page and mutex if it has none, under an
     /// exclusive `flock`: processes that set up the page at the same moment take turns.
     private func setUpUnderFileLock() throws(PreferencesError) {
         try lockFile(exclusive: true)
         defer { flock(descriptor, LOCK_UN) }
-        nameCheckedAt = preferences_coarse_milliseconds()
         // Retired by mistake: renamed away and back. `lockFile` has moved off any file with no name.
         preferences_atomic_store(word(.retired), 0)
         guard preferences_atomic_load(word(.magic)) != Self.magic else { return }
