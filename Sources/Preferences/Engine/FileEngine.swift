@@ -124,25 +124,19 @@ final class FileEngine: PreferencesBackend {
             return try body()
         }
         try lockFile.lock(exclusive: true)
-        var update = try state.withLock { (state: inout State) throws(PreferencesError) in
-            try catchUpLocked(&state, canRepair: true)
-        }
-        // Before the body reads anything: a commit the page never announced was made under a lock
-        // file that replaced this one, or under this one by a writer that died; read it in now.
-        if try state.withLock({ (state: inout State) throws(PreferencesError) in try logNeedsChecking(&state) }) {
-            if lockFile.retireIfRemoved() {
-                lockFile.unlock()
-                try lockFile.lock(exclusive: true)
-            }
-            try state.withLock { (state: inout State) throws(PreferencesError) in
-                let caughtUp = try catchUpLocked(&state, canRepair: true)
-                let (adopted, problems) = try logNeedsChecking(&state) ? try checkLog(&state) : ([], [])
-                update.records += caughtUp.records + adopted
-                update.problems += caughtUp.problems + problems
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            var update = try catchUpLocked(&state, canRepair: true)
+            // Before the body reads anything, a commit the page never announced (made under a lock
+            // file since replaced, or by a writer that died mid-copy) is read in or cut off. With
+            // `pwrite`, the append's own check of the log's size does that.
+            if fileSystem.sharesMemory, try logNeedsChecking(&state) {
+                let (adopted, problems) = try checkLog(&state)
+                update.records += adopted
+                update.problems += problems
                 update.commitCount = state.seenCount
             }
+            apply(update)
         }
-        apply(update)
         return try body()
     }
 
@@ -221,10 +215,7 @@ final class FileEngine: PreferencesBackend {
     private func logNeedsChecking(_ state: inout State) throws(PreferencesError) -> Bool {
         guard let mapping = try ensureMapping(&state) else { return state.log != nil && !fileSystem.sharesMemory }
         let holderDied = lockFile?.takeHolderDied() ?? false
-        guard holderDied || !mapping.isZero(at: state.logValidEnd, count: RecordFrame.headerSize) else {
-            return false
-        }
-        return true
+        return holderDied || !mapping.isZero(at: state.logValidEnd, count: RecordFrame.headerSize)
     }
 
     /// The mapping of the log to append through, with room for a frame's header at its end, when

@@ -27,7 +27,6 @@ import CPreferencesAtomics
 /// 32  committedEnd  UInt64  where its record ends in the log
 /// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
 /// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
-/// 56  retired       UInt64  1 once a holder found the file deleted or replaced, and moved on
 /// 64  mutex                 the robust mutex (Linux), set up with the page under `flock`
 /// ```
 ///
@@ -43,9 +42,7 @@ import CPreferencesAtomics
 /// A lock also checks that the open file still has a name, and locks the one at the path if not,
 /// so that two writers do not go on locking different files: one `fstat`, the only system call a
 /// lock makes when nobody else holds it. (Checking less often was tried: a writer that missed a
-/// replacement for a few milliseconds committed where another process's readers never looked.) A
-/// holder of the mutex that finds the file gone marks its page retired before it lets go, so that
-/// whoever waited on the page follows it to the new file at once.
+/// replacement for a few milliseconds committed where another process's readers never looked.)
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
@@ -76,7 +73,6 @@ final class LockFile: @unchecked Sendable {
         case committedEnd = 32
         case recorded = 40
         case waiters = 48
-        case retired = 56
         case mutex = 64
     }
 
@@ -227,11 +223,10 @@ final class LockFile: @unchecked Sendable {
             guard result == 0 || result == EOWNERDEAD else {
                 throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
             }
-            // A page lost to another program shortening the file is a private page of zeros now:
-            // its mutex keeps nobody else out.
-            if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic
-                || preferences_atomic_load(word(.retired)) != 0 || retireIfRemoved()
-            {
+            // A page lost to another program shortening the file is a private page of zeros now,
+            // and a file deleted or replaced keeps out nobody who opened the one at the path: either
+            // way, its mutex keeps nobody else out.
+            if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic || !hasName {
                 preferences_mutex_unlock(word(.mutex))
                 try setUpUnderFileLock()
                 continue
@@ -250,26 +245,11 @@ final class LockFile: @unchecked Sendable {
         return holderDied
     }
 
-    /// Whether the locked file was deleted, or replaced by one renamed over it; if so, marks its
-    /// page retired, so that whoever locks it next moves on to the file at the path too.
-    ///
-    /// Its lock then no longer keeps out a writer that opened the file at the path. Call it holding
-    /// the lock, and unlock and lock again when it answers `true`.
-    func retireIfRemoved() -> Bool {
-        guard !hasName else { return false }
-        if usesMutex {
-            preferences_atomic_store(word(.retired), 1)
-        }
-        return true
-    }
-
     /// Maps the file the path names, and sets up its page and mutex if it has none, under an
     /// exclusive `flock`: processes that set up the page at the same moment take turns.
     private func setUpUnderFileLock() throws(PreferencesError) {
         try lockFile(exclusive: true)
         defer { flock(descriptor, LOCK_UN) }
-        // Retired by mistake: renamed away and back. `lockFile` has moved off any file with no name.
-        preferences_atomic_store(word(.retired), 0)
         guard preferences_atomic_load(word(.magic)) != Self.magic else { return }
         let result = preferences_mutex_init(word(.mutex))
         guard result == 0 else {
