@@ -74,8 +74,17 @@ struct ByteReader {
 
     mutating func readLengthPrefixedString() throws(FormatError) -> String {
         let start = position
-        let utf8 = try readBytes(try readCount())
-        guard let string = String(validating: utf8, as: UTF8.self) else { throw .malformed("invalid UTF-8", at: start) }
+        let count = try readCount()
+        let range = position..<(position + count)
+        position += count
+        let string = bytes.withUnsafeBufferPointer { buffer in
+            let utf8 = UnsafeBufferPointer(rebasing: buffer[range])
+            // ASCII is valid UTF-8, and the decoding initialiser is specialised where the validating
+            // one is not: opening 10,000 keys spent a third of its time looking up generic metadata.
+            return utf8.allSatisfy { $0 < 0x80 }
+                ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+        }
+        guard let string else { throw .malformed("invalid UTF-8", at: start) }
         return string
     }
 

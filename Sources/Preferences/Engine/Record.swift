@@ -58,18 +58,42 @@ struct Record: Equatable, Sendable {
 
     /// Decodes a record's payload, which must be consumed exactly.
     init(payload reader: inout ByteReader) throws(FormatError) {
+        var changes: [EntryChange] = []
+        (writeIdentifier, migration, sequence) = try Self.read(&reader) { count in
+            changes.reserveCapacity(count)
+        } change: { key, value in
+            changes.append(EntryChange(key: key, value: value))
+        }
+        self.changes = changes
+    }
+
+    /// Applies a record's payload to `entries` as it decodes it, with no record in between: how a
+    /// snapshot of many one-change records is read.
+    static func apply(payload reader: inout ByteReader, to entries: inout [StorageKey: StoredValue]) throws(FormatError)
+    {
+        _ = try read(&reader) { _ in
+        } change: { key, value in
+            entries[key] = value
+        }
+    }
+
+    /// Decodes a payload, handing over each change as it is read; returns the record's identifiers.
+    private static func read(
+        _ reader: inout ByteReader,
+        count: (Int) -> Void,
+        change: (StorageKey, StoredValue?) -> Void
+    ) throws(FormatError) -> (writeIdentifier: String?, migration: String?, sequence: UInt64?) {
         let flagsAt = reader.position
         let flags = try reader.readByte()
         guard flags & ~Flag.all == 0 else {
             throw .malformed("unknown record flags", at: flagsAt)
         }
-        writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
-        migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
-        sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
-        let count = try reader.readCount(minimumItemSize: 3)
-        changes = []
-        changes.reserveCapacity(count)
-        for _ in 0..<count {
+        let writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
+        let migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
+        let sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
+        let changeCount = try reader.readCount(minimumItemSize: 3)
+        count(changeCount)
+        for _ in 0..<changeCount {
             let start = reader.position
             guard let operation = Operation(rawValue: try reader.readByte()) else {
                 throw .malformed("unknown operation", at: start)
@@ -79,11 +103,12 @@ struct Record: Equatable, Sendable {
             guard !name.isEmpty else { throw .malformed("empty key name", at: start) }
             let key = StorageKey(namespace: namespace, name: name)
             switch operation {
-            case .set: changes.append(EntryChange(key: key, value: try StoredValue(from: &reader)))
-            case .remove: changes.append(EntryChange(key: key, value: nil))
+            case .set: change(key, try StoredValue(from: &reader))
+            case .remove: change(key, nil)
             }
         }
         guard reader.isAtEnd else { throw .malformed("bytes after the last change", at: reader.position) }
+        return (writeIdentifier, migration, sequence)
     }
 
     init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {

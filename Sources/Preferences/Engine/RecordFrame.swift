@@ -25,7 +25,16 @@ enum RecordFrame {
 
     /// The record framed at `offset`, with the offset just past it, if the frame verifies and its
     /// payload decodes; `nil` otherwise.
-    static func record(in bytes: [UInt8], at offset: Int, verifyChecksum: Bool = true) -> (Record, next: Int)? {
+    static func record(in bytes: [UInt8], at offset: Int) -> (Record, next: Int)? {
+        guard let payload = payload(in: bytes, at: offset, verifyChecksum: true) else { return nil }
+        var reader = ByteReader(bytes, range: payload)
+        guard let record = try? Record(payload: &reader) else { return nil }
+        return (record, payload.upperBound)
+    }
+
+    /// Where the payload framed at `offset` lies, if the frame's lengths agree and fit, and (when
+    /// asked) its checksum matches; `nil` otherwise.
+    static func payload(in bytes: [UInt8], at offset: Int, verifyChecksum: Bool) -> Range<Int>? {
         guard offset >= 0, bytes.count - offset >= headerSize else { return nil }
         var header = ByteReader(bytes, range: offset..<(offset + headerSize))
         guard let length = try? header.readUInt32(), let complement = try? header.readUInt32(),
@@ -36,9 +45,7 @@ enum RecordFrame {
         if verifyChecksum && CRC32C.checksum(bytes[payload]) != checksum {
             return nil
         }
-        var reader = ByteReader(bytes, range: payload)
-        guard let record = try? Record(payload: &reader) else { return nil }
-        return (record, payload.upperBound)
+        return payload
     }
 
     /// Whether the bytes from `offset` to the end are a record cut short: what a writer killed while

@@ -59,11 +59,14 @@ enum SnapshotFile {
         var entries: [StorageKey: StoredValue] = [:]
         var offset = FileHeader.size
         while offset < bytes.count {
-            guard let (record, next) = RecordFrame.record(in: bytes, at: offset, verifyChecksum: false) else {
+            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
+            var reader = ByteReader(bytes, range: payload)
+            do {
+                try Record.apply(payload: &reader, to: &entries)
+            } catch {
                 return nil
             }
-            record.apply(to: &entries)
-            offset = next
+            offset = payload.upperBound
         }
         return entries
     }

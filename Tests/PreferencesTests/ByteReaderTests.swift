@@ -1,0 +1,33 @@
+import Testing
+
+@testable import Preferences
+
+/// Strings in the file format: read exactly, and bytes that are not UTF-8 rejected, never repaired.
+@Suite struct ByteReaderTests {
+    @Test(arguments: ["", "plain ascii", "héllo", "名前", "emoji 🦊 at the end", String(repeating: "x", count: 300)])
+    func stringsReadBackExactly(string: String) throws {
+        var writer = ByteWriter(capacity: 16)
+        writer.appendLengthPrefixed(string)
+        writer.append(UInt8(0xAB))
+        var reader = ByteReader(writer.bytes, range: 0..<writer.bytes.count)
+        #expect(try reader.readLengthPrefixedString() == string)
+        #expect(try reader.readByte() == 0xAB)
+        #expect(reader.isAtEnd)
+    }
+
+    /// A lone continuation byte, a truncated sequence, an overlong encoding and a surrogate, each
+    /// after ASCII so that the fast path for ASCII is not what decides.
+    @Test(arguments: [[0x80], [0xC3], [0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF]] as [[UInt8]])
+    func invalidUTF8IsRejectedWhereItStarts(invalid: [UInt8]) {
+        let content = Array("abc".utf8) + invalid
+        let bytes = [0xEE, UInt8(content.count)] + content
+        var reader = ByteReader(bytes, range: 1..<bytes.count)
+        #expect(throws: FormatError.malformed("invalid UTF-8", at: 1)) { try reader.readLengthPrefixedString() }
+    }
+
+    @Test func aLengthPastTheEndIsRejected() {
+        let bytes: [UInt8] = [5, 0x61, 0x62]
+        var reader = ByteReader(bytes, range: 0..<bytes.count)
+        #expect(throws: FormatError.self) { try reader.readLengthPrefixedString() }
+    }
+}

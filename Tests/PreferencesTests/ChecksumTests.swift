@@ -1,0 +1,46 @@
+import Testing
+
+@testable import Preferences
+
+/// The CRC-32C every record and header carries: a wrong checksum would read every file as damaged,
+/// or worse, let damage through.
+@Suite struct ChecksumTests {
+    /// The check value of the CRC catalogue, and the vectors of RFC 3720 (iSCSI), appendix B.4.
+    static let knownVectors: [(bytes: [UInt8], checksum: UInt32)] = [
+        (Array("123456789".utf8), 0xE306_9283),
+        ([UInt8](repeating: 0, count: 32), 0x8A91_36AA),
+        ([UInt8](repeating: 0xFF, count: 32), 0x62A8_AB43),
+        ((0..<32).map { UInt8($0) }, 0x46DD_794E),
+        ((0..<32).map { UInt8(31 - $0) }, 0x113F_DB5C),
+        ([], 0),
+    ]
+
+    @Test func knownVectorsMatch() {
+        for (bytes, checksum) in Self.knownVectors {
+            #expect(CRC32C.checksum(bytes) == checksum, "\(bytes)")
+        }
+    }
+
+    /// Eight bytes at a time must agree with one at a time, at every length and starting offset.
+    @Test func agreesWithTheBytewiseDefinition() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for start in 0..<9 {
+            for end in start...bytes.count {
+                let slice = bytes[start..<end]
+                #expect(CRC32C.checksum(slice) == bytewise(slice), "bytes \(start)..<\(end)")
+            }
+        }
+    }
+
+    private func bytewise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 {
+                crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1
+            }
+        }
+        return ~crc
+    }
+}
