@@ -47,25 +47,30 @@ struct CountedRun {
                 _ = store[key]
             }
         }
-        let body: () throws -> Void
-        var counter = 1_000_000
+        // Each body runs the operation `repeats` times in a loop of its own, with nothing captured
+        // that it changes: a captured counter would add the closure's exclusivity checks to the count.
+        let body: (Int) throws -> Void
         switch operation {
         case .writeInt, .writeIntInMemory, .writePass:
-            body = {
-                counter += 1
-                try store.setValue(counter, for: keys[counter % n])
+            body = { repeats in
+                for index in 0..<repeats {
+                    try store.setValue(1_000_000 + index, for: keys[index % n])
+                }
             }
         case .readInt:
-            var sink = 0
-            body = {
-                counter += 1
-                sink &+= store[keys[counter % n]]
+            body = { repeats in
+                var sink = 0
+                for index in 0..<repeats {
+                    sink &+= store[keys[index % n]]
+                }
                 if sink == 42 { print("") }
             }
         case .open:
-            body = {
-                let opened = try PreferencesStore(fileURL: url)
-                _ = opened[PreferenceKey<String>("key1", default: "")]
+            body = { repeats in
+                for _ in 0..<repeats {
+                    let opened = try PreferencesStore(fileURL: url)
+                    _ = opened[PreferenceKey<String>("key1", default: "")]
+                }
             }
         }
         try countedOperations(repeats: repeats, body)
@@ -74,8 +79,6 @@ struct CountedRun {
 
 /// The only function callgrind counts; never inlined, so that its name is in the binary.
 @inline(never)
-func countedOperations(repeats: Int, _ body: () throws -> Void) throws {
-    for _ in 0..<repeats {
-        try body()
-    }
+func countedOperations(repeats: Int, _ body: (Int) throws -> Void) throws {
+    try body(repeats)
 }

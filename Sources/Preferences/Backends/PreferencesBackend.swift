@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a store's entries live: a small protocol over tagged entries.
 ///
 /// A store keeps every entry in memory and serves reads from there; a backend makes committed
@@ -99,12 +101,34 @@ struct StorageKey: Hashable, Sendable, Comparable {
         return Int(truncatingIfNeeded: mixed ^ (mixed >> 29))
     }
 
+    /// By namespace, then name, each compared byte by byte in UTF-8: the order a snapshot is written in.
     static func < (lhs: StorageKey, rhs: StorageKey) -> Bool {
-        if lhs.namespace != rhs.namespace {
-            return lhs.namespace.utf8.lexicographicallyPrecedes(rhs.namespace.utf8)
-        }
-        return lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8)
+        let byNamespace = compareUTF8(lhs.namespace.utf8, rhs.namespace.utf8)
+        return byNamespace != 0 ? byNamespace < 0 : compareUTF8(lhs.name.utf8, rhs.name.utf8) < 0
     }
+}
+
+/// Compares two strings' UTF-8 bytes: negative, zero or positive, as `memcmp` does.
+///
+/// A compaction sorts every key, and comparing through `String.UTF8View`'s iterator made that
+/// sort two thirds of a compaction's instructions; `memcmp` over the contiguous bytes every native
+/// string has takes a third of that (measured: `withUTF8` on a copy cost more again). The iterator
+/// remains for a string that has no contiguous bytes (one bridged from Objective-C).
+private func compareUTF8(_ lhs: String.UTF8View, _ rhs: String.UTF8View) -> Int {
+    let order = lhs.withContiguousStorageIfAvailable { left in
+        rhs.withContiguousStorageIfAvailable { right in
+            let common = min(left.count, right.count)
+            if common > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress {
+                let order = memcmp(leftBase, rightBase, common)
+                if order != 0 { return Int(order) }
+            }
+            return left.count - right.count
+        }
+    }
+    if let order = order ?? nil {
+        return order
+    }
+    return lhs.elementsEqual(rhs) ? 0 : lhs.lexicographicallyPrecedes(rhs) ? -1 : 1
 }
 
 /// One change in a committed batch: a new value for a key, or its removal.

@@ -15,8 +15,9 @@ enum SnapshotFile {
         var writer = ByteWriter(capacity: FileHeader.size + entries.count * 64)
         writer.append(contentsOf: [UInt8](repeating: 0, count: FileHeader.size))
         // Sorted, so that the same entries always make the same file.
-        for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
-            RecordFrame.append(Record(changes: [EntryChange(key: key, value: value)]), to: &writer)
+        // Sorting the keys alone moves less than sorting key-value pairs.
+        for key in entries.keys.sorted() {
+            RecordFrame.append(Record(changes: [EntryChange(key: key, value: entries[key])]), to: &writer)
         }
         var bytes = writer.bytes
         let body = bytes[FileHeader.size...]

@@ -136,8 +136,8 @@ extension PreferencesStore {
         guard let stored = slot.stored else { return nil }
         // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
         // `Optional<Value>`'s metadata on every read.
-        if let decoded = slot.decoded, slot.decodedType == ObjectIdentifier(Value.self) {
-            value = decoded as! Value
+        if let decoded = slot.decoded, decoded.type == ObjectIdentifier(Value.self) {
+            value = decoded.value as! Value
             return .stored
         }
         let codec = key.codec
@@ -147,7 +147,7 @@ extension PreferencesStore {
             throw readFailure(error, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
         }
         if codec.cachesDecodedValues {
-            cache(value, of: Value.self, for: storageKey, generation: slot.generation)
+            cache(DecodedValue(value), for: storageKey, generation: slot.generation)
         }
         return .stored
     }
@@ -174,8 +174,7 @@ extension PreferencesStore {
     /// What a read needs of a key's slot, copied out under the lock.
     struct SlotSnapshot {
         var stored: StoredValue?
-        var decoded: (any Sendable)?
-        var decodedType: ObjectIdentifier?
+        var decoded: DecodedValue?
         var generation: UInt64
         /// The type the key was first used with, when this read's type is another, reported once.
         var conflictingType: (any Any.Type)?
@@ -221,23 +220,25 @@ extension PreferencesStore {
                     trackAccess(slot.observationKeyPath(for: key))
                 }
             #endif
+            var conflictingType: (any Any.Type)?
+            if let type {
+                conflictingType = slot.register(type)
+            }
             return SlotSnapshot(
                 stored: slot.stored,
                 decoded: slot.decoded,
-                decodedType: slot.decodedType,
                 generation: slot.generation,
-                conflictingType: type.flatMap(slot.register),
+                conflictingType: conflictingType,
                 isOverridden: slot.override != nil
             )
         }
     }
 
     /// Keeps a decoded value for later reads, if the stored value has not changed since it was read.
-    private func cache(_ value: any Sendable, of type: any Any.Type, for key: StorageKey, generation: UInt64) {
+    private func cache(_ decoded: DecodedValue, for key: StorageKey, generation: UInt64) {
         state.withLock { state in
             if let slot = state.slots[key], slot.generation == generation {
-                slot.decoded = value
-                slot.decodedType = ObjectIdentifier(type)
+                slot.decoded = decoded
             }
         }
     }

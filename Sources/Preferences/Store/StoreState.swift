@@ -55,9 +55,7 @@ final class Slot {
     /// The stored value; `nil` when there is no entry.
     @exclusivity(unchecked) var stored: StoredValue?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
-    @exclusivity(unchecked) var decoded: (any Sendable)?
-    /// The type of `decoded`, compared before it is used so that reading it needs no conditional cast.
-    @exclusivity(unchecked) var decodedType: ObjectIdentifier?
+    @exclusivity(unchecked) var decoded: DecodedValue?
     /// Changes whenever `stored` does, so that a value decoded outside the lock is cached only if
     /// it is still current, and a read failure is reported once per stored value.
     @exclusivity(unchecked) var generation: UInt64 = 0
@@ -80,19 +78,39 @@ final class Slot {
 
     /// Records the value type a key is used with; returns the first type if it is another one,
     /// not reported before.
+    @inline(__always)
     func register(_ type: any Any.Type) -> (any Any.Type)? {
+        if let first = valueType, first == type { return nil }
+        return registerAnother(type)
+    }
+
+    /// What `register(_:)` does for a key's first type or a conflicting one: apart from the read path.
+    @inline(never)
+    private func registerAnother(_ type: any Any.Type) -> (any Any.Type)? {
         guard let first = valueType else {
             valueType = type
             return nil
         }
-        if first == type { return nil }
         return reportedConflicts.insert(ObjectIdentifier(type)).inserted ? first : nil
     }
 
     func replace(with value: StoredValue?) {
         stored = value
         decoded = nil
-        decodedType = nil
         generation &+= 1
+    }
+}
+
+/// A stored value decoded as one type, kept so that the next read of that type need not decode it.
+///
+/// A reference, so that a read copies one pointer out of the slot rather than an existential.
+final class DecodedValue: Sendable {
+    let value: any Sendable
+    /// The type of `value`, compared before it is used so that reading it needs no conditional cast.
+    let type: ObjectIdentifier
+
+    init<Value: Sendable>(_ value: Value) {
+        self.value = value
+        type = ObjectIdentifier(Value.self)
     }
 }
