@@ -8,6 +8,11 @@ struct ByteWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empties the writer, keeping its capacity for the next use.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     mutating func append(_ byte: UInt8) {
         bytes.append(byte)
     }
@@ -35,8 +40,12 @@ struct ByteWriter {
     }
 
     mutating func appendLengthPrefixed(_ string: String) {
-        var string = string
-        string.withUTF8 { utf8 in
+        let utf8 = string.utf8
+        let appended: Void? = utf8.withContiguousStorageIfAvailable { utf8 in
+            appendVarint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+        if appended == nil {
             appendVarint(utf8.count)
             bytes.append(contentsOf: utf8)
         }
@@ -53,14 +62,17 @@ struct ByteWriter {
 
     /// Overwrites four bytes already written, for a length or checksum known only afterwards.
     mutating func overwrite(_ value: UInt32, at offset: Int) {
-        for index in 0..<4 {
-            bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index))
-        }
+        precondition(offset >= 0 && offset + 4 <= bytes.count, "overwriting past what was written")
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+    }
+
+    /// Appends the zeros a length or checksum is later written over.
+    mutating func appendZeros(_ count: Int) {
+        bytes.append(contentsOf: repeatElement(0, count: count))
     }
 
     private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        for index in 0..<(T.bitWidth / 8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index)))
-        }
+        // One append of the value's bytes: appending them one at a time checked capacity each time.
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 }

@@ -57,6 +57,8 @@ final class FileEngine: PreferencesBackend {
         var exclusiveDepth = 0
         /// Why the last compaction failed, when it did, and when to try again.
         var compactionFailure: CompactionFailure?
+        /// The buffer each commit encodes its record in, kept so that a commit allocates none.
+        var recordBuffer = ByteWriter(capacity: 256)
     }
 
     /// A compaction that failed: reported once per cause, and retried only once the log has doubled
@@ -148,7 +150,12 @@ final class FileEngine: PreferencesBackend {
             }
             var (log, adopted, problems) = try prepareAppend(&state)
             record.sequence = state.lastSequence + 1
-            var writer = ByteWriter(capacity: 64)
+            var writer = state.recordBuffer
+            state.recordBuffer = ByteWriter()
+            defer {
+                writer.removeAll()
+                state.recordBuffer = writer
+            }
             RecordFrame.append(record, to: &writer)
             do throws(PreferencesError) {
                 if let mapping = state.mapping {

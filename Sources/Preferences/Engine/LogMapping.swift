@@ -28,8 +28,10 @@ final class LogMapping {
     private var guardSlot: Int32 = -1
     private static let pageSize = 4096
     /// The least space allocated ahead of the log's end, and the fraction of its size allocated
-    /// ahead beyond that: few allocations, and little space held that the log may never use.
-    private static let minimumAhead = 16 * 1024
+    /// ahead beyond that: an allocation every hundred or so small writes, and little space held that
+    /// the log may never use (16 KiB ahead made the files of 1,000 overwritten keys twice the live data).
+    private static let minimumAhead = 4 * 1024
+    private static let aheadFraction = 16
 
     init(file: OpenFile, fileSystem: FileSystem) {
         self.file = file
@@ -44,7 +46,7 @@ final class LogMapping {
     /// file when they are not yet.
     func reserve(_ end: Int) throws(PreferencesError) {
         guard end > capacity else { return }
-        let wanted = end + max(Self.minimumAhead, end / 8)
+        let wanted = end + max(Self.minimumAhead, end / Self.aheadFraction)
         let length = (wanted + Self.pageSize - 1) / Self.pageSize * Self.pageSize
         try fileSystem.check(.allocate, file.path) {
             let result = preferences_allocate(file.descriptor, Int64(length))

@@ -12,9 +12,7 @@ enum RecordFrame {
     /// Appends `record` to `writer`, framed.
     static func append(_ record: Record, to writer: inout ByteWriter) {
         let start = writer.bytes.count
-        writer.append(UInt32(0))
-        writer.append(UInt32(0))
-        writer.append(UInt32(0))
+        writer.appendZeros(headerSize)
         record.encode(into: &writer)
         let payload = (start + headerSize)..<writer.bytes.count
         let length = UInt32(payload.count)

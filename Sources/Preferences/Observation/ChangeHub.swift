@@ -25,10 +25,21 @@ final class ChangeHub: Sendable {
         var deliver: @Sendable (CommittedChange) -> Void
     }
 
+    /// A change in the queue, with its number in commit order.
+    ///
+    /// A struct, not a tuple: a tuple's elements are destroyed through generic metadata.
+    private struct Queued {
+        var sequence: UInt64
+        var change: CommittedChange
+    }
+
     private struct State {
         var observers: [UInt64: Observer] = [:]
         var nextID: UInt64 = 0
-        var queue: [(sequence: UInt64, change: CommittedChange)] = []
+        var queue: [Queued] = []
+        /// The last batch's buffer, emptied: it becomes the queue at the next swap, so that a stream
+        /// of writes allocates no queue for each.
+        var spareQueue: [Queued] = []
         var lastSequence: UInt64 = 0
         var isDelivering = false
         /// Told of every change whose keys the Observation framework may track.
@@ -84,7 +95,7 @@ final class ChangeHub: Sendable {
         state.withLock { state in
             state.lastSequence += 1
             if !state.observers.isEmpty || !change.observationPaths.isEmpty {
-                state.queue.append((state.lastSequence, change))
+                state.queue.append(Queued(sequence: state.lastSequence, change: change))
             }
         }
     }
@@ -103,35 +114,45 @@ final class ChangeHub: Sendable {
 
     /// Delivers batch after batch until the queue stays empty; one lock per batch.
     private func drain() {
-        while let (batch, observers, store) = nextBatch() {
-            for (sequence, change) in batch {
+        var batch: [Queued] = []
+        while let (observers, store) = nextBatch(swappingWith: &batch) {
+            for queued in batch {
+                let change = queued.change
                 #if canImport(Observation)
                     if !change.observationPaths.isEmpty {
                         store?.announce(change)
                     }
                 #endif
-                for (id, observer) in observers where observer.since < sequence {
+                for (id, observer) in observers where observer.since < queued.sequence {
                     guard let narrowed = change.narrowed(to: observer.filter) else { continue }
                     // Checked again for each call, so that cancelling an observation stops it at once.
                     guard state.withLock({ $0.observers[id] != nil }) else { continue }
                     observer.deliver(narrowed)
                 }
             }
+            batch.removeAll(keepingCapacity: true)
         }
     }
 
-    private func nextBatch() -> (
-        [(sequence: UInt64, change: CommittedChange)], [(UInt64, Observer)], PreferencesStore?
-    )? {
+    /// Swaps the queue for `batch`, an empty buffer, and returns who to deliver it to; `nil`, with
+    /// delivery over, once the queue is empty.
+    private func nextBatch(swappingWith batch: inout [Queued]) -> ([(UInt64, Observer)], PreferencesStore?)? {
         state.withLock { state in
             guard !state.queue.isEmpty else {
                 state.isDelivering = false
+                if batch.capacity > state.spareQueue.capacity {
+                    state.spareQueue = batch
+                }
                 return nil
             }
-            let batch = state.queue
-            state.queue = []
+            var emptied = batch
+            if emptied.capacity == 0 {
+                swap(&emptied, &state.spareQueue)
+            }
+            batch = state.queue
+            state.queue = emptied
             let observers = state.observers.isEmpty ? [] : state.observers.sorted { $0.key < $1.key }
-            return (batch, observers, state.store)
+            return (observers, state.store)
         }
     }
 }

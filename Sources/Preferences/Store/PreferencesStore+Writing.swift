@@ -137,26 +137,26 @@ extension PreferencesStore {
             try writeLock.withLock {
                 try withExclusiveAccess {
                     var forced: (key: StorageKey, origin: String)?
-                    let effective = state.withLock { state in
+                    // The changes that change something, built in one pass: the record's own array.
+                    var effective: [EntryChange] = []
+                    state.withLock { state in
                         forced = state.forcedChange(among: changes)
-                        return changes.filter { change in
-                            if let type = change.valueType,
-                                let first = state.slot(for: change.key).register(type)
-                            {
+                        effective.reserveCapacity(changes.count)
+                        for change in changes {
+                            let slot = state.slot(for: change.key)
+                            if let type = change.valueType, let first = slot.register(type) {
                                 conflicts.append((change.key, first, type))
                             }
-                            return state.slots[change.key]?.stored != change.value
+                            if slot.stored != change.value {
+                                effective.append(EntryChange(key: change.key, value: change.value))
+                            }
                         }
                     }
                     if let forced {
                         throw PreferencesError(.valueForced(key: storedKey(for: forced.key), origin: forced.origin))
                     }
                     guard !effective.isEmpty else { return }
-                    let record = Record(
-                        changes: effective.map { EntryChange(key: $0.key, value: $0.value) },
-                        writeIdentifier: writeIdentifier,
-                        migration: migration
-                    )
+                    let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
                     let update = try backend.commit(
                         record, flushesToDisk: (durability ?? self.durability) == .synchronous)
                     problems += update.problems
