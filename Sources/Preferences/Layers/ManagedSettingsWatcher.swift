@@ -84,11 +84,21 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
             let events = UInt32(
                 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
                     | IN_MOVE_SELF)
+            /// Watches the deepest folder on the way to each file that exists.
+            ///
+            /// A folder made after the look at it failed but before its parent's watch was in place
+            /// raises no event, so the look is repeated until it finds nothing deeper: anything made
+            /// later raises one.
             @Sendable func watch() {
                 for url in urls {
-                    var folder = url.deletingLastPathComponent()
-                    while inotify_add_watch(descriptor, folder.path, events) < 0, folder.path != "/" {
-                        folder = folder.deletingLastPathComponent()
+                    var watched: String?
+                    while true {
+                        var folder = url.deletingLastPathComponent()
+                        while inotify_add_watch(descriptor, folder.path, events) < 0, folder.path != "/" {
+                            folder = folder.deletingLastPathComponent()
+                        }
+                        if folder.path == watched { break }
+                        watched = folder.path
                     }
                 }
             }
