@@ -16,7 +16,7 @@ enum CountedOperation: String, CaseIterable {
     case writeIntInMemory = "write-int-memory"
     /// One read of an Int from a file store.
     case readInt = "read-int"
-    /// Opening a file store of `n` String keys and reading one.
+    /// Opening a file store of `n` String keys and reading one (closing it is not counted).
     case open
 }
 
@@ -49,6 +49,7 @@ struct CountedRun {
         }
         // Each body runs the operation `repeats` times in a loop of its own, with nothing captured
         // that it changes: a captured counter would add the closure's exclusivity checks to the count.
+        var openedStores: [PreferencesStore] = []
         let body: (Int) throws -> Void
         switch operation {
         case .writeInt, .writeIntInMemory, .writePass:
@@ -66,14 +67,17 @@ struct CountedRun {
                 if sink == 42 { print("") }
             }
         case .open:
+            // The stores opened are kept until the count is over: closing one is not part of opening it.
             body = { repeats in
                 for _ in 0..<repeats {
                     let opened = try PreferencesStore(fileURL: url)
                     _ = opened[PreferenceKey<String>("key1", default: "")]
+                    openedStores.append(opened)
                 }
             }
         }
         try countedOperations(repeats: repeats, body)
+        openedStores.removeAll()
     }
 }
 

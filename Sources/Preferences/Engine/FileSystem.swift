@@ -48,14 +48,25 @@ struct FileSystem: Sendable {
         let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
         if descriptor == -1 { return nil }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read straight into the array, doubling it when full: appending 64 KiB chunks copied each
+        // chunk once and the array many times over.
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        var filled = 0
         while true {
-            let count = try check(.read, path) {
-                chunk.withUnsafeMutableBytes { Int32(clamping: read(descriptor, $0.baseAddress, $0.count)) }
+            if filled == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: bytes.count))
             }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<Int(count)])
+            let count = try check(.read, path) {
+                bytes.withUnsafeMutableBytes { buffer in
+                    // At most 1 GiB a call, so that the count always fits the Int32 `check` returns.
+                    Int32(read(descriptor, buffer.baseAddress! + filled, min(buffer.count - filled, 1 << 30)))
+                }
+            }
+            if count == 0 {
+                bytes.removeLast(bytes.count - filled)
+                return bytes
+            }
+            filled += Int(count)
         }
     }
 
