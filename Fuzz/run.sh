@@ -16,15 +16,20 @@ module CPreferencesAtomics {
     export *
 }
 MAP
-# The C target's functions (the mapping guard, the waits on shared words), compiled to link in.
-clang -c -O2 -fsanitize=address -I Sources/CPreferencesAtomics/include \
-    Sources/CPreferencesAtomics/CPreferencesAtomics.c -o "$build/CPreferencesAtomics.o"
+# The C target's functions (the mapping guard, the waits on shared words, the shared mutex, the
+# allocation ahead), every file of it, compiled to link in.
+objects=()
+for source in Sources/CPreferencesAtomics/*.c; do
+    object="$build/$(basename "$source" .c).o"
+    clang -c -O2 -fsanitize=address -I Sources/CPreferencesAtomics/include "$source" -o "$object"
+    objects+=("$object")
+done
 swiftc -sanitize=fuzzer,address -parse-as-library -module-name Preferences -package-name preferences \
     -swift-version 6 -O \
     -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
     -enable-upcoming-feature InternalImportsByDefault \
     -I "$build/include" \
-    $(find Sources/Preferences -name '*.swift') Fuzz/FuzzDecoders.swift "$build/CPreferencesAtomics.o" \
+    $(find Sources/Preferences -name '*.swift') Fuzz/FuzzDecoders.swift "${objects[@]}" \
     -o "$build/decoders"
 "$build/decoders" Fuzz/corpus -artifact_prefix=Fuzz/crashers/ -max_total_time="$seconds" -max_len=4096 \
     -print_final_stats=1
