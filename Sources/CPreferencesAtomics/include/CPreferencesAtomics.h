@@ -97,4 +97,12 @@ int preferences_mutex_unlock(void *address);
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.
 int preferences_allocate(int descriptor, int64_t length);
 
+/// Whether `preferences_crc32c_update` uses the processor's CRC-32C instruction: 1 on x86-64 with
+/// SSE 4.2, 0 elsewhere.
+int preferences_crc32c_is_accelerated(void);
+
+/// Continues a CRC-32C over `count` bytes, without the initial or final inversion. Call it only when
+/// `preferences_crc32c_is_accelerated` returns 1; elsewhere it returns `crc` unchanged.
+uint32_t preferences_crc32c_update(uint32_t crc, const void *bytes, size_t count);
+
 #endif
