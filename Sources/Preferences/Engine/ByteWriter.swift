@@ -40,15 +40,8 @@ struct ByteWriter {
     }
 
     mutating func appendLengthPrefixed(_ string: String) {
-        let utf8 = string.utf8
-        let appended: Void? = utf8.withContiguousStorageIfAvailable { utf8 in
-            appendVarint(utf8.count)
-            bytes.append(contentsOf: utf8)
-        }
-        if appended == nil {
-            appendVarint(utf8.count)
-            bytes.append(contentsOf: utf8)
-        }
+        appendVarint(string.utf8.count)
+        bytes.append(contentsOf: string.utf8)
     }
 
     mutating func appendLengthPrefixed(_ data: Data) {
@@ -66,7 +59,7 @@ struct ByteWriter {
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
     }
 
-    /// Appends the zeros a length or checksum is later written over.
+    /// Appends zeros: where a header, a length or a checksum is later written.
     mutating func appendZeros(_ count: Int) {
         bytes.append(contentsOf: repeatElement(0, count: count))
     }

@@ -13,7 +13,7 @@ enum SnapshotFile {
 
     static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64) -> [UInt8] {
         var writer = ByteWriter(capacity: FileHeader.size + entries.count * 64)
-        writer.append(contentsOf: [UInt8](repeating: 0, count: FileHeader.size))
+        writer.appendZeros(FileHeader.size)
         // Sorted, so that the same entries always make the same file.
         // Sorting the keys alone moves less than sorting key-value pairs.
         for key in entries.keys.sorted() {

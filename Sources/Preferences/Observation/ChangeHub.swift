@@ -140,17 +140,13 @@ final class ChangeHub: Sendable {
         state.withLock { state in
             guard !state.queue.isEmpty else {
                 state.isDelivering = false
-                if batch.capacity > state.spareQueue.capacity {
-                    state.spareQueue = batch
-                }
+                swap(&batch, &state.spareQueue)
                 return nil
             }
-            var emptied = batch
-            if emptied.capacity == 0 {
-                swap(&emptied, &state.spareQueue)
+            if batch.capacity == 0 {
+                swap(&batch, &state.spareQueue)
             }
-            batch = state.queue
-            state.queue = emptied
+            swap(&batch, &state.queue)
             let observers = state.observers.isEmpty ? [] : state.observers.sorted { $0.key < $1.key }
             return (observers, state.store)
         }

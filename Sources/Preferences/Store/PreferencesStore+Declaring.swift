@@ -30,16 +30,9 @@ extension PreferencesStore {
             }
         }
         do {
-            try writeLock.withLock {
-                try withExclusiveAccess {
-                    try commit(
-                        declarations.map { PendingChange(key: $0.schemaKey, value: $0.schemaValue, valueType: nil) })
-                }
-            }
-        } catch let error as PreferencesError {
-            errorChannel.report(error)
+            try commit(declarations.map { PendingChange(key: $0.schemaKey, value: $0.schemaValue, valueType: nil) })
         } catch {
-            preconditionFailure("a commit throws only PreferencesError, not \(error)")
+            errorChannel.report(error)
         }
     }
 

@@ -55,10 +55,6 @@ extension PreferencesStore {
             }
             changes.append(PendingChange(key: storageKey, value: value, valueType: nil))
         }
-        try writeLock.withLock {
-            try withExclusiveAccess {
-                try commit(changes)
-            }
-        }
+        try commit(changes)
     }
 }
