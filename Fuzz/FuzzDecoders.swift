@@ -1,13 +1,27 @@
-// A libFuzzer target over the decoders that read bytes from disk: the snapshot, the log, and a
-// bare record payload. Built together with the library's sources as one module by Fuzz/run.sh,
+// A libFuzzer target over the decoders that read bytes from disk: the snapshot, its index, the log,
+// and a bare record payload. Built together with the library's sources as one module by Fuzz/run.sh,
 // so that it reaches the internal decoders. Any crash, hang or sanitizer report is a bug.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     if let contents = try? SnapshotFile.decode(bytes), contents.damage == nil {
-        // What decodes cleanly must encode back to the same bytes.
-        precondition(SnapshotFile.encode(contents.entries, generation: contents.generation) == bytes)
+        // What decodes cleanly must encode back to the same bytes, and each entry be found by
+        // looking it up, as the store's reads look it up.
+        let entries = contents.entries.all
+        precondition(SnapshotFile.encode(entries, generation: contents.generation) == bytes)
+        for (key, value) in entries {
+            precondition(contents.entries[key] == value)
+        }
+    }
+    // The index takes only bodies whose checksum matched, which random bytes seldom are: it is fed
+    // them directly. What it takes must decode, every entry found where decoding all puts it.
+    if let index = SnapshotIndex(verified: bytes, from: 0) {
+        let entries = index.decodeAll()
+        precondition(entries.count == index.count)
+        for (key, value) in entries {
+            precondition(index.value(for: key) == value)
+        }
     }
     _ = try? LogFile.replay(bytes)
     var reader = ByteReader(bytes, range: 0..<bytes.count)

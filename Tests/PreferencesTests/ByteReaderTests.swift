@@ -25,6 +25,32 @@ import Testing
         #expect(throws: FormatError.malformed("invalid UTF-8", at: 1)) { try reader.readLengthPrefixedString() }
     }
 
+    /// One byte that is not ASCII, at every position of every length up to five words.
+    ///
+    /// The check for ASCII looks at whole words, at a last word that overlaps the one before, and,
+    /// in a string shorter than a word, at four, two and one bytes. Skipping a string checks what
+    /// reading it does.
+    @Test func aByteThatIsNotASCIIIsFoundAtEveryPositionOfEveryLength() throws {
+        for length in 1...40 {
+            for position in 0..<length {
+                var content = [UInt8](repeating: 0x61, count: length)
+                content[position] = 0xFF
+                let invalid = [UInt8(length)] + content
+                var reader = ByteReader(invalid, range: 0..<invalid.count)
+                #expect(throws: FormatError.self, "\(length), \(position)") { try reader.readLengthPrefixedString() }
+                reader = ByteReader(invalid, range: 0..<invalid.count)
+                #expect(throws: FormatError.self, "\(length), \(position)") { try reader.skipLengthPrefixedString() }
+                guard position + 1 < length else { continue }
+                content[position...(position + 1)] = [0xC3, 0xA9]  // é
+                let valid = [UInt8(length)] + content
+                reader = ByteReader(valid, range: 0..<valid.count)
+                #expect(try reader.readLengthPrefixedString() == String(decoding: content, as: UTF8.self))
+                reader = ByteReader(valid, range: 0..<valid.count)
+                #expect(try reader.skipLengthPrefixedString() == 1..<valid.count)
+            }
+        }
+    }
+
     @Test func aLengthPastTheEndIsRejected() {
         let bytes: [UInt8] = [5, 0x61, 0x62]
         var reader = ByteReader(bytes, range: 0..<bytes.count)

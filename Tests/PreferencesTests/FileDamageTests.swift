@@ -28,7 +28,7 @@ struct FileDamageTests {
     @Test func anIntactFileReadsBackExactly() throws {
         let (bytes, entries) = Self.sampleFile()
         let contents = try SnapshotFile.decode(bytes)
-        #expect(contents == SnapshotFile.Contents(entries: entries, generation: 3, damage: nil))
+        #expect(contents == SnapshotFile.Contents(entries: StoredEntries(entries), generation: 3, damage: nil))
         #expect(Array(bytes.prefix(8)) == FileHeader.magic)
     }
 
@@ -51,9 +51,9 @@ struct FileDamageTests {
             let contents = try SnapshotFile.decode(Array(bytes.prefix(length)))
             let damage = try #require(contents.damage, "a file cut to \(length) bytes was not detected")
             let whole = recordEnds.filter { $0 <= length }.count
-            #expect(contents.entries.count == whole, "cut at \(length)")
+            #expect(contents.entries.all.count == whole, "cut at \(length)")
             #expect(damage.recoveredRecords == whole)
-            for (key, value) in contents.entries {
+            for (key, value) in contents.entries.all {
                 #expect(entries[key] == value)
             }
         }
@@ -70,11 +70,11 @@ struct FileDamageTests {
             let contents = try SnapshotFile.decode(damaged)
             let damage = try #require(contents.damage, "flipping bit \(bit) was not detected")
             // Every entry that was loaded is one that was written, unchanged.
-            for (key, value) in contents.entries {
+            for (key, value) in contents.entries.all {
                 #expect(entries[key] == value, "flipping bit \(bit) changed \(key)")
             }
             // A flip in the header loses nothing; a flip in a record loses that record only.
-            #expect(contents.entries.count >= entries.count - 1, "flipping bit \(bit)")
+            #expect(contents.entries.all.count >= entries.count - 1, "flipping bit \(bit)")
             #expect(!damage.damagedRanges.isEmpty)
             flips += 1
         }
@@ -88,7 +88,7 @@ struct FileDamageTests {
     ])
     func aFileWithNothingThatVerifiesIsDamageNotAnEmptyStore(name: String, bytes: [UInt8]) throws {
         let contents = try SnapshotFile.decode(bytes)
-        #expect(contents.entries.isEmpty)
+        #expect(contents.entries.all.isEmpty)
         #expect(contents.damage != nil, "\(name)")
     }
 

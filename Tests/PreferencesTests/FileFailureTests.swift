@@ -188,7 +188,7 @@ struct FileFailureTests {
         )
         let store = PreferencesStore(
             backend: InMemoryBackend(location: "/x/preferences.store", refusal: reason),
-            entries: [:],
+            entries: StoredEntries(),
             appNamespace: "app",
             fileURL: URL(fileURLWithPath: "/x/preferences.store"),
             problems: [reason]

@@ -5,7 +5,7 @@ import Testing
 
 /// Every input the fuzzer kept (`Fuzz/corpus`) and every crasher it found (`Fuzz/crashers`),
 /// through the same decoders and checks as `Fuzz/FuzzDecoders.swift`: none may crash, and what
-/// decodes cleanly must encode back to the same bytes.
+/// decodes cleanly must encode back to the same bytes, each entry found by looking it up.
 struct FuzzRegressionTests {
     static let inputs: [URL] = {
         let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -23,19 +23,33 @@ struct FuzzRegressionTests {
 
     @Test func everyKeptInputDecodesWithoutCrashing() throws {
         var clean = 0
+        var indexed = 0
         for input in Self.inputs {
             let bytes = Array(try Data(contentsOf: input))
             if let contents = try? SnapshotFile.decode(bytes), contents.damage == nil {
+                let entries = contents.entries.all
                 #expect(
-                    SnapshotFile.encode(contents.entries, generation: contents.generation) == bytes,
+                    SnapshotFile.encode(entries, generation: contents.generation) == bytes,
                     "\(input.lastPathComponent) decodes cleanly but does not encode back"
                 )
+                for (key, value) in entries {
+                    #expect(contents.entries[key] == value, "\(input.lastPathComponent): \(key) is not found")
+                }
                 clean += 1
+            }
+            if let index = SnapshotIndex(verified: bytes, from: 0) {
+                indexed += 1
+                let entries = index.decodeAll()
+                #expect(entries.count == index.count, "\(input.lastPathComponent): a key is in the index twice")
+                for (key, value) in entries {
+                    #expect(index.value(for: key) == value, "\(input.lastPathComponent): \(key) is not found")
+                }
             }
             _ = try? LogFile.replay(bytes)
             var reader = ByteReader(bytes, range: 0..<bytes.count)
             _ = try? Record(payload: &reader)
         }
         #expect(clean > 0, "no input is a clean snapshot; the round-trip check never ran")
+        #expect(indexed > 0, "no input is an indexable body; the lookup check never ran")
     }
 }

@@ -177,7 +177,7 @@ struct LogEngineTests {
         }
         let live = SnapshotFile.encode(
             try #require(
-                (store.backend as? FileEngine)?.state.withLock { $0.entries }
+                (store.backend as? FileEngine)?.state.withLock { $0.entries.all }
             ),
             generation: 0
         ).count

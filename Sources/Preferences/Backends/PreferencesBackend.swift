@@ -116,19 +116,23 @@ struct StorageKey: Hashable, Sendable, Comparable {
 /// remains for a string that has no contiguous bytes (one bridged from Objective-C).
 private func compareUTF8(_ lhs: String.UTF8View, _ rhs: String.UTF8View) -> Int {
     let order = lhs.withContiguousStorageIfAvailable { left in
-        rhs.withContiguousStorageIfAvailable { right in
-            let common = min(left.count, right.count)
-            if common > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress {
-                let order = memcmp(leftBase, rightBase, common)
-                if order != 0 { return Int(order) }
-            }
-            return left.count - right.count
-        }
+        rhs.withContiguousStorageIfAvailable { right in compareBytes(left, right) }
     }
     if let order = order ?? nil {
         return order
     }
     return lhs.elementsEqual(rhs) ? 0 : lhs.lexicographicallyPrecedes(rhs) ? -1 : 1
+}
+
+/// Compares two byte sequences as `memcmp` does, a sequence before any longer one it begins:
+/// negative, zero or positive.
+func compareBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Int {
+    let common = min(lhs.count, rhs.count)
+    if common > 0, let leftBase = lhs.baseAddress, let rightBase = rhs.baseAddress {
+        let order = memcmp(leftBase, rightBase, common)
+        if order != 0 { return Int(order) }
+    }
+    return lhs.count - rhs.count
 }
 
 /// One change in a committed batch: a new value for a key, or its removal.

@@ -37,6 +37,11 @@ struct ByteReader {
     }
 
     mutating func readVarint() throws(FormatError) -> Int {
+        // Most varints are lengths and counts below 128: one byte.
+        if position < end, bytes[position] < 0x80 {
+            defer { position += 1 }
+            return Int(bytes[position])
+        }
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -63,9 +68,7 @@ struct ByteReader {
     }
 
     mutating func readBytes(_ count: Int) throws(FormatError) -> ArraySlice<UInt8> {
-        guard count >= 0, count <= remaining else { throw .truncated(at: position) }
-        defer { position += count }
-        return bytes[position..<(position + count)]
+        bytes[try readBytesRange(count)]
     }
 
     mutating func readLengthPrefixedData() throws(FormatError) -> Data {
@@ -74,9 +77,7 @@ struct ByteReader {
 
     mutating func readLengthPrefixedString() throws(FormatError) -> String {
         let start = position
-        let count = try readCount()
-        let range = position..<(position + count)
-        position += count
+        let range = try readBytesRange(try readCount())
         let string = bytes.withUnsafeBufferPointer { buffer in
             let utf8 = UnsafeBufferPointer(rebasing: buffer[range])
             // ASCII is valid UTF-8, and the decoding initialiser is specialised where the validating
@@ -87,29 +88,69 @@ struct ByteReader {
         return string
     }
 
-    private mutating func readLittleEndian<T: FixedWidthInteger>() throws(FormatError) -> T {
-        let slice = try readBytes(T.bitWidth / 8)
-        var value: T = 0
-        for (index, byte) in slice.enumerated() {
-            value |= T(byte) << (8 * index)
+    /// Where a length-prefixed string's bytes lie, once they are known to be UTF-8: what
+    /// ``readLengthPrefixedString()`` checks, without making the string.
+    mutating func skipLengthPrefixedString() throws(FormatError) -> Range<Int> {
+        let start = position
+        let range = try readBytesRange(try readCount())
+        let isUTF8 = bytes.withUnsafeBufferPointer { buffer in
+            let utf8 = UnsafeBufferPointer(rebasing: buffer[range])
+            return isASCII(utf8) || String(validating: utf8, as: UTF8.self) != nil
         }
-        return value
+        guard isUTF8 else { throw .malformed("invalid UTF-8", at: start) }
+        return range
+    }
+
+    /// Skips `count` bytes, and says where they lie.
+    mutating func readBytesRange(_ count: Int) throws(FormatError) -> Range<Int> {
+        guard count >= 0, count <= remaining else { throw .truncated(at: position) }
+        defer { position += count }
+        return position..<(position + count)
+    }
+
+    /// Compares two ranges of the bytes, as ``compareBytes(_:_:)`` does.
+    func compareBytes(_ lhs: Range<Int>, _ rhs: Range<Int>) -> Int {
+        bytes.withUnsafeBufferPointer { buffer in
+            Preferences.compareBytes(
+                UnsafeBufferPointer(rebasing: buffer[lhs]), UnsafeBufferPointer(rebasing: buffer[rhs]))
+        }
+    }
+
+    private mutating func readLittleEndian<T: FixedWidthInteger>() throws(FormatError) -> T {
+        let range = try readBytesRange(T.bitWidth / 8)
+        return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: range.lowerBound, as: T.self)) }
     }
 }
 
 /// Whether every byte is below 0x80, looked at eight at a time.
+///
+/// The bytes that do not fill a word are looked at in the last word, which overlaps the one
+/// before, or, in a string shorter than a word, four, two and one at a time: most names are short.
 private func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = bytes.baseAddress else { return true }
     let raw = UnsafeRawPointer(base)
-    var index = 0
+    let count = bytes.count
     var high: UInt64 = 0
-    while bytes.count - index >= 8 {
-        high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        index += 8
-    }
-    while index < bytes.count {
-        high |= UInt64(bytes[index])
-        index += 1
+    if count >= 8 {
+        var index = 0
+        while count - index > 8 {
+            high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        high |= raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+    } else {
+        var index = 0
+        if count & 4 != 0 {
+            high |= UInt64(raw.loadUnaligned(fromByteOffset: index, as: UInt32.self))
+            index += 4
+        }
+        if count & 2 != 0 {
+            high |= UInt64(raw.loadUnaligned(fromByteOffset: index, as: UInt16.self))
+            index += 2
+        }
+        if count & 1 != 0 {
+            high |= UInt64(raw.load(fromByteOffset: index, as: UInt8.self))
+        }
     }
     return high & 0x8080_8080_8080_8080 == 0
 }

@@ -62,13 +62,16 @@ extension FileEngine {
     func compact(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
         guard let lockFile else { return [] }
         let generation = state.generation + 1
-        let bytes = SnapshotFile.encode(state.entries, generation: generation)
+        // Decoded once, and kept decoded: the next compaction need not decode them again.
+        let entries = state.entries.all
+        let bytes = SnapshotFile.encode(entries, generation: generation)
         var problems: [PreferencesError] = []
         if let warning = try fileSystem.replaceFile(
             at: location, with: bytes, ownedLike: logPath, flushesToDisk: flushesToDisk)
         {
             problems.append(warning)
         }
+        state.entries = StoredEntries(entries)
         state.generation = generation
         state.snapshotSize = bytes.count
         state.log = nil

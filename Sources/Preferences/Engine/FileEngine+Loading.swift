@@ -12,13 +12,13 @@ extension FileEngine {
     /// What opening found: the engine, the entries it loaded, and problems to report.
     struct Opened {
         var engine: FileEngine
-        var entries: [StorageKey: StoredValue]
+        var entries: StoredEntries
         var problems: [PreferencesError]
     }
 
     /// The state the files describe, read under the lock.
     struct Loaded {
-        var entries: [StorageKey: StoredValue] = [:]
+        var entries = StoredEntries()
         var generation: UInt64 = 0
         var log: OpenFile?
         var logValidEnd = 0
@@ -115,7 +115,7 @@ extension FileEngine {
             let nothingCommitted = acknowledged.map { $0.generation == loaded.generation && $0.sequence == 0 } ?? false
             if loaded.generation > 0 && !nothingCommitted {
                 let damage = DamageReport(
-                    recoveredRecords: loaded.entries.count,
+                    recoveredRecords: loaded.entries.all.count,
                     damagedRanges: [],
                     reason: "the log beside the snapshot is missing, so the commits made after the snapshot "
                         + "was written are lost",
@@ -252,7 +252,9 @@ extension FileEngine {
             } else {
                 // Another process compacted, or started the first log: read everything again.
                 let loaded = try load(readOnly: false, acknowledged: acknowledged)
-                update.records = [Record(changes: EntryChange.differences(from: state.entries, to: loaded.entries))]
+                update.records = [
+                    Record(changes: EntryChange.differences(from: state.entries.all, to: loaded.entries.all))
+                ]
                 state.install(loaded)
                 state.pendingRepair += loaded.damaged
             }

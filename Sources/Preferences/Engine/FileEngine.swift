@@ -35,7 +35,7 @@ final class FileEngine: PreferencesBackend {
 
     struct State {
         /// Every entry, as the files hold them once this engine's own commits are in.
-        var entries: [StorageKey: StoredValue] = [:]
+        var entries = StoredEntries()
         var generation: UInt64 = 0
         /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
         var log: OpenFile? {
@@ -248,7 +248,7 @@ final class FileEngine: PreferencesBackend {
             // Deleted or replaced by a compaction this engine never saw, under a lock file that was
             // itself replaced: read the files again rather than append to a log nobody reads.
             let loaded = try load(readOnly: false, acknowledged: lockFile?.acknowledged)
-            let adopted = Record(changes: EntryChange.differences(from: state.entries, to: loaded.entries))
+            let adopted = Record(changes: EntryChange.differences(from: state.entries.all, to: loaded.entries.all))
             state.install(loaded)
             state.pendingRepair += loaded.damaged
             problems += try ensureLog(&state)

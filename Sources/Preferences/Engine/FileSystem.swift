@@ -48,13 +48,16 @@ struct FileSystem: Sendable {
         let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
         if descriptor == -1 { return nil }
         defer { close(descriptor) }
-        // Read straight into the array, doubling it when full: appending 64 KiB chunks copied each
-        // chunk once and the array many times over.
-        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read straight into an array of the file's size and a byte more, so that the read that
+        // finds the end needs no more room; doubled should the file have grown meanwhile. Growing
+        // from 64 KiB had copied and zeroed a 1 MiB file three times over.
+        var status = stat()
+        try check(.read, path) { fstat(descriptor, &status) }
+        var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0) + 1)
         var filled = 0
         while true {
             if filled == bytes.count {
-                bytes.append(contentsOf: repeatElement(0, count: bytes.count))
+                bytes.append(contentsOf: [UInt8](repeating: 0, count: bytes.count))
             }
             let count = try check(.read, path) {
                 bytes.withUnsafeMutableBytes { buffer in

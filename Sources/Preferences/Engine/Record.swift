@@ -111,11 +111,35 @@ struct Record: Equatable, Sendable {
         return (writeIdentifier, migration, sequence)
     }
 
+    /// Where the key and value of a record that sets one entry lie, checked as decoding would
+    /// check them but not decoded; `nil` for any other record, which may still decode.
+    ///
+    /// A record ``SnapshotFile`` writes is of this form: no identifiers, one change, a set.
+    static func locateSingleSet(
+        payload reader: inout ByteReader
+    ) throws(FormatError) -> (namespace: Range<Int>, name: Range<Int>, value: Range<Int>)? {
+        guard try reader.readByte() == 0, try reader.readVarint() == 1, try reader.readByte() == Operation.set.rawValue
+        else { return nil }
+        let namespace = try reader.skipLengthPrefixedString()
+        let name = try reader.skipLengthPrefixedString()
+        let valueStart = reader.position
+        try StoredValue.skip(&reader)
+        guard !name.isEmpty, reader.isAtEnd else { return nil }
+        return (namespace, name, valueStart..<reader.position)
+    }
+
     init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {
         self.changes = changes
         self.writeIdentifier = writeIdentifier
         self.migration = migration
         self.sequence = sequence
+    }
+
+    func apply(to entries: inout StoredEntries) {
+        // By index, so that no change is copied whole (see `PreferencesStore.commit`).
+        for index in changes.indices {
+            entries[changes[index].key] = changes[index].value
+        }
     }
 
     func apply(to entries: inout [StorageKey: StoredValue]) {

@@ -1,11 +1,12 @@
-/// The snapshot: a ``FileHeader``, then one framed record per entry.
+/// The snapshot: a ``FileHeader``, then one framed record per entry, in increasing order of key.
 ///
-/// A snapshot that verifies as a whole is read in one pass. Any other is salvaged record by
-/// record: each frame carries its own checksum, so damage costs only the records it touches.
+/// A snapshot that verifies as a whole is indexed in one pass, and its entries decoded as they are
+/// looked up (``SnapshotIndex``). Any other is salvaged record by record: each frame carries its
+/// own checksum, so damage costs only the records it touches.
 enum SnapshotFile {
     /// What a snapshot holds, and how it was damaged if it was.
     struct Contents: Equatable {
-        var entries: [StorageKey: StoredValue]
+        var entries: StoredEntries
         /// The compaction that wrote it; the log that goes with it has the same generation.
         var generation: UInt64
         var damage: DamageReport?
@@ -47,15 +48,19 @@ enum SnapshotFile {
                 let reason = "the body's checksum does not match"
                 return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
             }
+            if let index = SnapshotIndex(verified: bytes, from: FileHeader.size) {
+                return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
+            }
             guard let entries = readVerifiedBody(bytes) else {
                 let reason = "a record that verified did not decode"
                 return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
             }
-            return Contents(entries: entries, generation: header.generation, damage: nil)
+            return Contents(entries: StoredEntries(entries), generation: header.generation, damage: nil)
         }
     }
 
-    /// Reads a body whose checksum matched; `nil` if a record still fails to decode.
+    /// Reads a body whose checksum matched, but not in the form an index takes (a file whose keys
+    /// are out of order, say); `nil` if a record still fails to decode.
     private static func readVerifiedBody(_ bytes: [UInt8]) -> [StorageKey: StoredValue]? {
         var entries: [StorageKey: StoredValue] = [:]
         var offset = FileHeader.size
@@ -84,6 +89,6 @@ enum SnapshotFile {
             reason: reason,
             copyPath: nil
         )
-        return Contents(entries: entries, generation: generation, damage: report)
+        return Contents(entries: StoredEntries(entries), generation: generation, damage: report)
     }
 }

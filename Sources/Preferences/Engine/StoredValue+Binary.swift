@@ -108,4 +108,40 @@ extension StoredValue {
             self = .dictionary(items)
         }
     }
+
+    /// Skips an encoded value, checking it as ``init(from:depth:)`` would, without making it: how a
+    /// snapshot is checked when it opens, so that its values can be decoded when first read.
+    ///
+    /// Stricter than decoding in one way: a dictionary's keys must be in the order ``write(to:)``
+    /// puts them in, which is how duplicates are ruled out without making the keys. A value this
+    /// rejects may still decode; the caller then decodes it.
+    static func skip(_ reader: inout ByteReader, depth: Int = 0) throws(FormatError) {
+        let start = reader.position
+        guard let tag = Tag(rawValue: try reader.readByte()) else { throw .malformed("unknown value tag", at: start) }
+        switch tag {
+        case .bool:
+            guard try reader.readByte() <= 1 else { throw .malformed("Bool that is neither 0 nor 1", at: start) }
+        case .signed, .unsigned, .double, .date: _ = try reader.readBytesRange(8)
+        case .float: _ = try reader.readBytesRange(4)
+        case .string, .url: _ = try reader.skipLengthPrefixedString()
+        case .data, .encoded: _ = try reader.readBytesRange(try reader.readCount())
+        case .array:
+            guard depth < Self.maximumNestingDepth else { throw .malformed("values nested too deeply", at: start) }
+            for _ in 0..<(try reader.readCount(minimumItemSize: 2)) {
+                try skip(&reader, depth: depth + 1)
+            }
+        case .dictionary:
+            guard depth < Self.maximumNestingDepth else { throw .malformed("values nested too deeply", at: start) }
+            var previousKey: Range<Int>?
+            for _ in 0..<(try reader.readCount(minimumItemSize: 3)) {
+                let keyStart = reader.position
+                let key = try reader.skipLengthPrefixedString()
+                if let previousKey, reader.compareBytes(previousKey, key) >= 0 {
+                    throw .malformed("dictionary keys out of order", at: keyStart)
+                }
+                previousKey = key
+                try skip(&reader, depth: depth + 1)
+            }
+        }
+    }
 }

@@ -69,7 +69,7 @@ extension PreferencesStore {
     public var appliedMigrations: [AppliedMigration] {
         catchUpForRead()
         let entries = state.withLock { state in
-            state.slots.compactMap { key, slot -> AppliedMigration? in
+            state.everySlot().compactMap { key, slot -> AppliedMigration? in
                 guard key.namespace == AppliedMigration.ledgerNamespace, let stored = slot.stored else { return nil }
                 return AppliedMigration(id: key.name, stored: stored)
             }
@@ -81,7 +81,7 @@ extension PreferencesStore {
     private func isApplied(_ id: String) -> Bool {
         catchUpForRead()
         let key = AppliedMigration.ledgerKey(for: id)
-        return state.withLock { $0.slots[key]?.stored != nil }
+        return state.withLock { $0.slot(for: key).stored != nil }
     }
 
     /// Applies one migration in a transaction, unless another store or process applied it meanwhile.

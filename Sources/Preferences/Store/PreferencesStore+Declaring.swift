@@ -79,7 +79,7 @@ extension PreferencesStore {
             try writeLock.withLock {
                 try withExclusiveAccess {
                     let keys = state.withLock { state in
-                        state.slots.compactMap { key, slot in
+                        state.everySlot().compactMap { key, slot in
                             slot.stored != nil && state.overrides[key]?.managedValue == nil && removes(key, state)
                                 ? key : nil
                         }

@@ -78,12 +78,12 @@ extension PreferencesStore {
                 state.overrides = entries
                 var paths: [KeyPath<PreferencesStore, Int>] = []
                 let changes = changed.sorted().map { key in
-                    let slot = state.slots[key]
-                    slot?.override = entries[key]
-                    if let path = slot?.observationPath {
+                    let slot = state.slot(for: key)
+                    slot.override = entries[key]
+                    if let path = slot.observationPath {
                         paths.append(path)
                     }
-                    return EntryChange(key: key, value: slot?.stored)
+                    return EntryChange(key: key, value: slot.stored)
                 }
                 let isFirstReading = !state.hasReadOverrides
                 state.hasReadOverrides = true

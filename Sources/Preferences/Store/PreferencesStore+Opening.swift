@@ -120,7 +120,8 @@ extension PreferencesStore {
     ) {
         let (backend, entries, problems) = UserDefaultsBackend.open(suiteName: suiteName)
         self.init(
-            backend: backend, entries: entries, appNamespace: appNamespace, fileURL: nil, overrides: overrides,
+            backend: backend, entries: StoredEntries(entries), appNamespace: appNamespace, fileURL: nil,
+            overrides: overrides,
             problems: problems)
     }
 
@@ -135,7 +136,8 @@ extension PreferencesStore {
         overrides: [OverrideLayer] = []
     ) -> PreferencesStore {
         PreferencesStore(
-            backend: InMemoryBackend(), entries: [:], appNamespace: appNamespace, fileURL: nil, overrides: overrides)
+            backend: InMemoryBackend(), entries: StoredEntries(), appNamespace: appNamespace, fileURL: nil,
+            overrides: overrides)
     }
 
     /// The store in the platform's usual place for this program's settings: ``standardFileURL``.
@@ -218,7 +220,7 @@ private final class StandardStore: Sendable {
             } catch {
                 let store = PreferencesStore(
                     backend: InMemoryBackend(location: url.path, refusal: error),
-                    entries: [:],
+                    entries: StoredEntries(),
                     appNamespace: PreferencesStore.defaultAppNamespace,
                     fileURL: url,
                     overrides: PreferencesStore.standardOverrides,

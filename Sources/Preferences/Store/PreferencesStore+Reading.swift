@@ -70,7 +70,7 @@ extension PreferencesStore {
     public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
         catchUpForRead()
         let storageKey = storageKey(for: key)
-        return state.withLock { $0.slots[storageKey]?.stored != nil }
+        return state.withLock { $0.slot(for: storageKey).stored != nil }
     }
 
     /// The keys of every stored entry, or of those in one namespace, sorted by namespace and name.
@@ -82,7 +82,7 @@ extension PreferencesStore {
         catchUpForRead()
         let resolved = namespace?.resolved(appNamespace: appNamespace)
         let keys = state.withLock { state in
-            state.slots.compactMap { key, slot in
+            state.everySlot().compactMap { key, slot in
                 slot.stored != nil && !key.isReserved && (resolved == nil || key.namespace == resolved) ? key : nil
             }
         }
@@ -109,7 +109,7 @@ extension PreferencesStore {
     /// The value stored at a key, in its stored form.
     func storedValue(at key: StorageKey) -> StoredValue? {
         catchUpForRead()
-        return state.withLock { $0.slots[key]?.stored }
+        return state.withLock { $0.slot(for: key).stored }
     }
 
     /// Reads a key into `value`, and says which layer it came from; `value` is untouched, and the

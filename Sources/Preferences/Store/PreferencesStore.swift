@@ -81,7 +81,7 @@ public final class PreferencesStore: Sendable {
 
     init(
         backend: any PreferencesBackend,
-        entries: [StorageKey: StoredValue],
+        entries: StoredEntries,
         appNamespace: String,
         fileURL: URL?,
         durability: Durability = .standard,
@@ -93,7 +93,7 @@ public final class PreferencesStore: Sendable {
         self.appNamespace = appNamespace
         self.fileURL = fileURL
         self.durability = durability
-        state = Locked(StoreState(slots: entries.mapValues { Slot(stored: $0) }, seenCommitCount: backend.commitCount))
+        state = Locked(StoreState(loaded: entries, seenCommitCount: backend.commitCount))
         overrideLayers = overrides.isEmpty ? nil : OverrideLayers(overrides)
         errorChannel = ErrorChannel()
         let changeHub = ChangeHub()

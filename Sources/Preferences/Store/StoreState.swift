@@ -1,8 +1,13 @@
-/// The store's memory: one slot per key that has been stored or read.
+/// The store's memory: one slot per key that has been read or changed since the store opened, and
+/// what the backend held then for the rest.
 ///
 /// Only touched under the store's state lock.
 struct StoreState {
-    var slots: [StorageKey: Slot] = [:]
+    /// What the backend held when the store opened, for the keys that have no slot yet: decoded
+    /// into a slot when first needed, so that opening decodes nothing (see ``SnapshotIndex``).
+    private var loaded: StoredEntries
+    /// Looked up directly only for a key known to have one; ``slot(for:)`` makes one.
+    private(set) var slots: [StorageKey: Slot] = [:]
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
@@ -14,6 +19,11 @@ struct StoreState {
     /// The keys the app declared with ``PreferencesStore/register(_:)-(PreferenceKeys...)``.
     var declarations: [StorageKey: KeyDeclaration] = [:]
 
+    init(loaded: StoredEntries, seenCommitCount: UInt64) {
+        self.loaded = loaded
+        self.seenCommitCount = seenCommitCount
+    }
+
     /// Applies changes committed elsewhere, or by this store.
     ///
     /// - Returns: The Observation framework's key paths of the changed keys that have one.
@@ -21,7 +31,8 @@ struct StoreState {
     mutating func apply(_ changes: [EntryChange]) -> [KeyPath<PreferencesStore, Int>] {
         var paths: [KeyPath<PreferencesStore, Int>] = []
         for change in changes {
-            let slot = slot(for: change.key)
+            // A key with no slot yet needs no value decoded: the change replaces it.
+            let slot = slots[change.key] ?? makeSlot(for: change.key, stored: nil)
             slot.replace(with: change.value)
             if let path = slot.observationPath {
                 paths.append(path)
@@ -30,12 +41,27 @@ struct StoreState {
         return paths
     }
 
-    /// The slot of a key, created empty the first time the key is stored or read.
+    /// The slot of a key, made the first time the key is read or changed.
     mutating func slot(for key: StorageKey) -> Slot {
         if let slot = slots[key] {
             return slot
         }
-        let slot = Slot()
+        return makeSlot(for: key, stored: loaded[key])
+    }
+
+    /// Every key's slot, once a slot is made for every entry the backend held at opening: for
+    /// listing what is stored.
+    mutating func everySlot() -> [StorageKey: Slot] {
+        for (key, value) in loaded.all where slots[key] == nil {
+            makeSlot(for: key, stored: value)
+        }
+        loaded = StoredEntries()
+        return slots
+    }
+
+    @discardableResult
+    private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
+        let slot = Slot(stored: stored)
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }

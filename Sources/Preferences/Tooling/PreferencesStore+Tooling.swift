@@ -8,7 +8,7 @@ extension PreferencesStore {
     package func storedEntries() -> [(key: StoredKey, value: StoredValue)] {
         catchUpForRead()
         let entries = state.withLock { state in
-            state.slots.compactMap { key, slot -> (StorageKey, StoredValue)? in
+            state.everySlot().compactMap { key, slot -> (StorageKey, StoredValue)? in
                 guard !key.isReserved, let stored = slot.stored else { return nil }
                 return (key, stored)
             }
@@ -65,7 +65,7 @@ extension PreferencesStore {
     package func declaredKeys() -> [KeyDeclaration] {
         catchUpForRead()
         let values = state.withLock { state in
-            state.slots.compactMap { key, slot in key.isSchemaEntry ? slot.stored : nil }
+            state.everySlot().compactMap { key, slot in key.isSchemaEntry ? slot.stored : nil }
         }
         return values.compactMap(KeyDeclaration.init(schemaValue:)).sorted { $0.key < $1.key }
     }

@@ -40,11 +40,13 @@ package struct StoreVerification: Sendable {
                 files.append((file, bytes.count))
             }
         }
+        // Every entry decoded: verifying means finding any value that would not.
+        let keys = loaded.entries.all.keys
         return StoreVerification(
             damage: loaded.damaged.map { ($0.path, $0.damage.description) },
             tornTailBytes: loaded.tornBytes,
-            readableEntries: loaded.entries.keys.filter { !$0.isReserved }.count,
-            ledgerEntries: loaded.entries.keys.filter { $0.namespace == AppliedMigration.ledgerNamespace }.count,
+            readableEntries: keys.filter { !$0.isReserved }.count,
+            ledgerEntries: keys.filter { $0.namespace == AppliedMigration.ledgerNamespace }.count,
             files: files
         )
     }

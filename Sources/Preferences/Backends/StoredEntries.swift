@@ -1,0 +1,62 @@
+/// Every stored entry: a snapshot's, decoded as they are looked up, under the changes made since.
+///
+/// A store opens with the entries of its file's snapshot still encoded (see ``SnapshotIndex``);
+/// reads decode the ones they need, and only a compaction, a reload after another process's
+/// compaction, or a listing of every key decodes them all.
+struct StoredEntries: Sendable {
+    private var snapshot: SnapshotIndex?
+    /// The entries set since the snapshot; every entry when there is no snapshot.
+    private var values: [StorageKey: StoredValue]
+    /// The snapshot's entries removed since.
+    private var removed: Set<StorageKey> = []
+
+    init(_ entries: [StorageKey: StoredValue] = [:]) {
+        snapshot = nil
+        values = entries
+    }
+
+    init(snapshot: SnapshotIndex) {
+        self.snapshot = snapshot
+        values = [:]
+    }
+
+    subscript(key: StorageKey) -> StoredValue? {
+        get {
+            if let value = values[key] {
+                return value
+            }
+            guard let snapshot, !removed.contains(key) else { return nil }
+            return snapshot.value(for: key)
+        }
+        set {
+            if let newValue {
+                values[key] = newValue
+                if !removed.isEmpty {
+                    removed.remove(key)
+                }
+            } else {
+                values.removeValue(forKey: key)
+                if snapshot != nil {
+                    removed.insert(key)
+                }
+            }
+        }
+    }
+
+    /// Every entry, decoded.
+    var all: [StorageKey: StoredValue] {
+        guard let snapshot else { return values }
+        var entries = snapshot.decodeAll()
+        for key in removed {
+            entries.removeValue(forKey: key)
+        }
+        entries.merge(values) { _, new in new }
+        return entries
+    }
+}
+
+extension StoredEntries: Equatable {
+    static func == (lhs: StoredEntries, rhs: StoredEntries) -> Bool {
+        lhs.all == rhs.all
+    }
+}

@@ -1,0 +1,140 @@
+/// A snapshot whose body verified, kept as its bytes and decoded an entry at a time, when the
+/// entry is first looked up.
+///
+/// Opening a store used to decode every entry before its first read: strings made, hashed and
+/// inserted, about 3,000 instructions an entry. The index instead checks each record as decoding
+/// would (``Record/locateSingleSet(payload:)``) and keeps where its key and value lie, so that a
+/// snapshot that would not decode is still found damaged when the store opens, and a lookup is
+/// a binary search over keys compared as bytes.
+///
+/// Only a snapshot in the form ``SnapshotFile/encode(_:generation:)`` writes is indexed: one
+/// entry a record, in increasing order of key. Any other is decoded whole instead.
+final class SnapshotIndex: Sendable {
+    private let bytes: [UInt8]
+    private let records: [Located]
+
+    /// Where one record's key and value lie in `bytes`.
+    private struct Located {
+        var namespaceStart: UInt32
+        var namespaceEnd: UInt32
+        var nameStart: UInt32
+        var nameEnd: UInt32
+        var valueEnd: UInt32
+
+        var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
+        var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
+        var value: Range<Int> { Int(nameEnd)..<Int(valueEnd) }
+    }
+
+    /// Indexes the records from `offset` to the end of `bytes`, whose checksums matched; `nil` if
+    /// one of them is not in the indexed form, or the keys are not in increasing order.
+    init?(verified bytes: [UInt8], from offset: Int) {
+        guard bytes.count <= UInt32.max else { return nil }
+        var records: [Located] = []
+        var offset = offset
+        while offset < bytes.count {
+            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
+            var reader = ByteReader(bytes, range: payload)
+            guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
+            let located = Located(
+                namespaceStart: UInt32(found.namespace.lowerBound),
+                namespaceEnd: UInt32(found.namespace.upperBound),
+                nameStart: UInt32(found.name.lowerBound),
+                nameEnd: UInt32(found.name.upperBound),
+                valueEnd: UInt32(found.value.upperBound)
+            )
+            if let previous = records.last, Self.compare(previous, located, in: bytes) >= 0 {
+                return nil
+            }
+            records.append(located)
+            offset = payload.upperBound
+        }
+        self.bytes = bytes
+        self.records = records
+    }
+
+    var count: Int { records.count }
+
+    /// The value stored under `key`, decoded, or `nil` if the snapshot holds none.
+    func value(for key: StorageKey) -> StoredValue? {
+        position(of: key).map { decodeValue(of: records[$0]) }
+    }
+
+    /// Every entry, decoded.
+    func decodeAll() -> [StorageKey: StoredValue] {
+        var entries: [StorageKey: StoredValue] = [:]
+        entries.reserveCapacity(records.count)
+        var previous: (range: Range<Int>, namespace: String)?
+        bytes.withUnsafeBufferPointer { buffer in
+            for record in records {
+                // Entries sorted by namespace share few namespaces: each is made once.
+                let namespace: String
+                if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
+                    namespace = previous.namespace
+                } else {
+                    namespace = String(decoding: part(buffer, record.namespace), as: UTF8.self)
+                    previous = (record.namespace, namespace)
+                }
+                let name = String(decoding: part(buffer, record.name), as: UTF8.self)
+                entries[StorageKey(namespace: namespace, name: name)] = decodeValue(of: record)
+            }
+        }
+        return entries
+    }
+
+    private func decodeValue(of record: Located) -> StoredValue {
+        var reader = ByteReader(bytes, range: record.value)
+        do {
+            return try StoredValue(from: &reader)
+        } catch {
+            preconditionFailure("a value that checked when the snapshot was indexed did not decode: \(error)")
+        }
+    }
+
+    /// The index of the record of `key`, found by binary search.
+    private func position(of key: StorageKey) -> Int? {
+        withUTF8(key.namespace) { namespace in
+            withUTF8(key.name) { name in
+                bytes.withUnsafeBufferPointer { buffer in
+                    var low = 0
+                    var high = records.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        let record = records[middle]
+                        var order = compareBytes(part(buffer, record.namespace), namespace)
+                        if order == 0 {
+                            order = compareBytes(part(buffer, record.name), name)
+                        }
+                        if order < 0 {
+                            low = middle + 1
+                        } else if order > 0 {
+                            high = middle
+                        } else {
+                            return middle
+                        }
+                    }
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Orders two records by key: namespace, then name, each as bytes.
+    private static func compare(_ lhs: Located, _ rhs: Located, in bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { buffer in
+            let order = compareBytes(part(buffer, lhs.namespace), part(buffer, rhs.namespace))
+            return order != 0 ? order : compareBytes(part(buffer, lhs.name), part(buffer, rhs.name))
+        }
+    }
+}
+
+/// The bytes of `buffer` in `range`.
+private func part(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(rebasing: buffer[range])
+}
+
+/// Calls `body` with a string's UTF-8 bytes, contiguous.
+private func withUTF8<Result>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    var string = string
+    return string.withUTF8(body)
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// A snapshot opens as an index and decodes each entry when it is looked up: every lookup finds
+/// what decoding the whole snapshot finds, and a snapshot the index does not take is decoded whole.
+struct SnapshotIndexTests {
+    /// Entries under several namespaces, with names that share prefixes, are not ASCII, or differ
+    /// only in length, and values of every kind.
+    private static func sampleEntries(count: Int, seed: UInt64) -> [StorageKey: StoredValue] {
+        var generator = SplitMix64(seed: seed)
+        let namespaces = ["", "app", "app.extension", "com.vendor", "émoji🦊", "z"]
+        let stems = ["a", "ab", "abc", "b", "key", "naïve", "名前", "🦊", "Z", "zz"]
+        let values: [StoredValue] = [
+            .bool(true), .signed(-3), .unsigned(.max), .double(-0.0), .float(1.5), .string(""),
+            .string(String(repeating: "long ", count: 40)), .data(Data([0, 255])), .date(86_400),
+            .url("https://example.com/ä"), .array([.bool(false), .array([.string("x")])]),
+            .dictionary(["b": .signed(2), "a": .dictionary(["é": .string("ü")])]), .encoded(Data("{}".utf8)),
+        ]
+        var entries: [StorageKey: StoredValue] = [:]
+        while entries.count < count {
+            let namespace = namespaces[Int(generator.next() % UInt64(namespaces.count))]
+            let name = stems[Int(generator.next() % UInt64(stems.count))] + String(generator.next() % 50)
+            entries[StorageKey(namespace: namespace, name: name)] = values[Int(generator.next() % UInt64(values.count))]
+        }
+        return entries
+    }
+
+    /// A snapshot of generation 1 whose body is `frames`, with a header that matches it.
+    private static func snapshot(frames: [UInt8]) -> [UInt8] {
+        let header = FileHeader(
+            kind: .snapshot,
+            generation: 1,
+            bodyLength: UInt64(frames.count),
+            bodyChecksum: CRC32C.checksum(frames[...])
+        )
+        return header.encoded() + frames
+    }
+
+    /// `payload`, framed as ``RecordFrame`` frames a record, checksum included.
+    private static func frame(payload: [UInt8]) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.append(UInt32(payload.count))
+        writer.append(~UInt32(payload.count))
+        writer.append(CRC32C.checksum(payload[...]))
+        return writer.bytes + payload
+    }
+
+    private static func frames(_ records: [Record]) -> [UInt8] {
+        var writer = ByteWriter()
+        for record in records {
+            RecordFrame.append(record, to: &writer)
+        }
+        return writer.bytes
+    }
+
+    @Test func everyLookupFindsWhatDecodingTheWholeSnapshotFinds() throws {
+        let entries = Self.sampleEntries(count: 300, seed: 0x1D3)
+        let bytes = SnapshotFile.encode(entries, generation: 4)
+        let index = try #require(SnapshotIndex(verified: bytes, from: FileHeader.size))
+        #expect(index.count == entries.count)
+        for (key, value) in entries {
+            #expect(index.value(for: key) == value, "\(key)")
+        }
+        #expect(index.decodeAll() == entries)
+        let contents = try SnapshotFile.decode(bytes)
+        #expect(contents.damage == nil)
+        #expect(contents.entries.all == entries)
+    }
+
+    @Test func aKeyTheSnapshotDoesNotHoldIsNotFound() throws {
+        let entries = Self.sampleEntries(count: 100, seed: 0xAB5E)
+        let index = try #require(
+            SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
+        // Before the first key, after the last, between two, and near misses of every stored key:
+        // the same name elsewhere, and names one character longer or shorter.
+        var absent = [
+            StorageKey(namespace: "", name: "\u{1}"), StorageKey(namespace: "\u{10FFFF}", name: "z"),
+            StorageKey(namespace: "app", name: "a"),
+        ]
+        for key in entries.keys {
+            absent.append(StorageKey(namespace: key.namespace + ".", name: key.name))
+            absent.append(StorageKey(namespace: key.namespace, name: key.name + "0"))
+            absent.append(StorageKey(namespace: key.namespace, name: String(key.name.dropLast())))
+        }
+        for key in absent where entries[key] == nil {
+            #expect(index.value(for: key) == nil, "\(key)")
+        }
+    }
+
+    @Test func anEmptySnapshotIsAnEmptyIndex() throws {
+        let index = try #require(
+            SnapshotIndex(verified: SnapshotFile.encode([:], generation: 1), from: FileHeader.size))
+        #expect(index.count == 0)
+        #expect(index.value(for: StorageKey(namespace: "app", name: "a")) == nil)
+    }
+
+    /// Records out of order, a key twice, a record of two changes, a record with a write identifier,
+    /// a removal: each is a snapshot no compaction writes, but one that verifies and decodes.
+    @Test(arguments: 0..<5)
+    func aSnapshotNotInTheIndexedFormIsDecodedWhole(form: Int) throws {
+        let a = StorageKey(namespace: "app", name: "a")
+        let b = StorageKey(namespace: "app", name: "b")
+        let records: [Record] =
+            switch form {
+            case 0:
+                [
+                    Record(changes: [EntryChange(key: b, value: .signed(2))]),
+                    Record(changes: [EntryChange(key: a, value: .signed(1))]),
+                ]
+            case 1:
+                [
+                    Record(changes: [EntryChange(key: a, value: .signed(1))]),
+                    Record(changes: [EntryChange(key: a, value: .signed(3))]),
+                ]
+            case 2: [Record(changes: [EntryChange(key: a, value: .signed(1)), EntryChange(key: b, value: .signed(2))])]
+            case 3: [Record(changes: [EntryChange(key: a, value: .signed(1))], writeIdentifier: "w")]
+            default:
+                [
+                    Record(changes: [EntryChange(key: a, value: .signed(1))]),
+                    Record(changes: [EntryChange(key: b, value: nil)]),
+                ]
+            }
+        let bytes = Self.snapshot(frames: Self.frames(records))
+        #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) == nil)
+        var expected: [StorageKey: StoredValue] = [:]
+        for record in records {
+            record.apply(to: &expected)
+        }
+        let contents = try SnapshotFile.decode(bytes)
+        #expect(contents.damage == nil)
+        #expect(contents.entries.all == expected)
+    }
+
+    /// The writer puts a dictionary's keys in order; the index takes no other order, decoding does.
+    @Test func aDictionaryWhoseKeysAreOutOfOrderIsDecodedWhole() throws {
+        var payload = ByteWriter()
+        payload.append(UInt8(0))  // flags
+        payload.appendVarint(1)  // one change
+        payload.append(UInt8(1))  // set
+        payload.appendLengthPrefixed("app")
+        payload.appendLengthPrefixed("map")
+        payload.append(UInt8(11))  // dictionary
+        payload.appendVarint(2)
+        for key in ["b", "a"] {
+            payload.appendLengthPrefixed(key)
+            StoredValue.bool(key == "a").write(to: &payload)
+        }
+        let bytes = Self.snapshot(frames: Self.frame(payload: payload.bytes))
+        #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) == nil)
+        let contents = try SnapshotFile.decode(bytes)
+        #expect(contents.damage == nil)
+        #expect(
+            contents.entries.all == [
+                StorageKey(namespace: "app", name: "map"): .dictionary(["a": .bool(true), "b": .bool(false)])
+            ])
+    }
+
+    /// A record whose checksum matches but whose value no decoder reads is damage found when the
+    /// store opens, as it was when every value was decoded then; the records around it are kept.
+    @Test(arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5]] as [[UInt8]])
+    func aValueThatWouldNotDecodeIsDamageFoundOnOpening(value: [UInt8]) throws {
+        var payload = ByteWriter()
+        payload.append(UInt8(0))
+        payload.appendVarint(1)
+        payload.append(UInt8(1))
+        payload.appendLengthPrefixed("app")
+        payload.appendLengthPrefixed("broken")
+        var bad = payload.bytes
+        bad += value
+        let a = Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "a"), value: .signed(1))])
+        let z = Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "z"), value: .signed(2))])
+        let bytes = Self.snapshot(frames: Self.frames([a]) + Self.frame(payload: bad) + Self.frames([z]))
+        let contents = try SnapshotFile.decode(bytes)
+        let damage = try #require(contents.damage)
+        #expect(damage.reason.contains("did not decode"))
+        #expect(
+            contents.entries.all == [
+                StorageKey(namespace: "app", name: "a"): .signed(1),
+                StorageKey(namespace: "app", name: "z"): .signed(2),
+            ])
+    }
+
+    /// Changes over a snapshot read as they would over a dictionary of the snapshot's entries.
+    @Test func changesOverASnapshotReadAsChangesOverItsEntries() throws {
+        let entries = Self.sampleEntries(count: 60, seed: 0x0CE)
+        var model = entries
+        var stored = try SnapshotFile.decode(SnapshotFile.encode(entries, generation: 1)).entries
+        var generator = SplitMix64(seed: 0xC4A2)
+        let keys = Array(entries.keys) + (0..<20).map { StorageKey(namespace: "app", name: "new\($0)") }
+        for step in 0..<1_000 {
+            let key = keys[Int(generator.next() % UInt64(keys.count))]
+            let value: StoredValue? = generator.next() % 3 == 0 ? nil : .signed(Int64(step))
+            model[key] = value
+            stored[key] = value
+            let probe = keys[Int(generator.next() % UInt64(keys.count))]
+            #expect(stored[probe] == model[probe], "step \(step), \(probe)")
+        }
+        #expect(stored.all == model)
+    }
+
+    /// A store on an indexed snapshot lists, reads, removes and rewrites as one whose entries were
+    /// all decoded when it opened, and what it wrote is there when it opens again.
+    @Test func aStoreOnAnIndexedSnapshotListsReadsAndWritesEveryEntry() throws {
+        let directory = try TemporaryDirectory()
+        let entries = (0..<200).map { PreferenceKey<Int>("key\($0)", default: -1) }
+        do {
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            try store.transaction { preferences in
+                for (index, key) in entries.enumerated() {
+                    preferences[key] = index
+                }
+            }
+            try store.compact()
+        }
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[entries[7]] == 7)
+        try store.removeValue(for: entries[8])
+        store[entries[9]] = 900
+        #expect(store.storedKeys().count == 199)
+        #expect(store.contains(entries[10]))
+        #expect(!store.contains(entries[8]))
+        #expect(try store.value(for: entries[199]) == 199)
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[entries[8]] == -1)
+        #expect(reopened[entries[9]] == 900)
+        #expect(reopened.storedKeys().count == 199)
+    }
+}
