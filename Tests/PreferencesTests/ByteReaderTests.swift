@@ -13,6 +13,10 @@ import Testing
         #expect(try reader.readLengthPrefixedString() == string)
         #expect(try reader.readByte() == 0xAB)
         #expect(reader.isAtEnd)
+        var skipping = ByteReader(writer.bytes, range: 0..<writer.bytes.count)
+        let skipped = try skipping.skipLengthPrefixedString()
+        #expect(skipped.range.count == string.utf8.count)
+        #expect(skipped.isASCII == string.utf8.allSatisfy { $0 < 0x80 })
     }
 
     /// A lone continuation byte, a truncated sequence, an overlong encoding and a surrogate, each
@@ -46,7 +50,7 @@ import Testing
                 reader = ByteReader(valid, range: 0..<valid.count)
                 #expect(try reader.readLengthPrefixedString() == String(decoding: content, as: UTF8.self))
                 reader = ByteReader(valid, range: 0..<valid.count)
-                #expect(try reader.skipLengthPrefixedString() == 1..<valid.count)
+                #expect(try reader.skipLengthPrefixedString() == (1..<valid.count, false))
             }
         }
     }

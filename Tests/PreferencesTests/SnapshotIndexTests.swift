@@ -6,12 +6,12 @@ import Testing
 /// A snapshot opens as an index and decodes each entry when it is looked up: every lookup finds
 /// what decoding the whole snapshot finds, and a snapshot the index does not take is decoded whole.
 struct SnapshotIndexTests {
-    /// Entries under several namespaces, with names that share prefixes, are not ASCII, or differ
-    /// only in length, and values of every kind.
-    private static func sampleEntries(count: Int, seed: UInt64) -> [StorageKey: StoredValue] {
+    /// Entries under several namespaces, with names that share prefixes or differ only in length,
+    /// unless `asciiOnly` some of them not ASCII, and values of every kind.
+    private static func sampleEntries(count: Int, seed: UInt64, asciiOnly: Bool = false) -> [StorageKey: StoredValue] {
         var generator = SplitMix64(seed: seed)
-        let namespaces = ["", "app", "app.extension", "com.vendor", "émoji🦊", "z"]
-        let stems = ["a", "ab", "abc", "b", "key", "naïve", "名前", "🦊", "Z", "zz"]
+        let namespaces = ["", "app", "app.extension", "com.vendor", "z"] + (asciiOnly ? [] : ["émoji🦊"])
+        let stems = ["a", "ab", "abc", "b", "key", "Z", "zz"] + (asciiOnly ? [] : ["naïve", "名前", "🦊"])
         let values: [StoredValue] = [
             .bool(true), .signed(-3), .unsigned(.max), .double(-0.0), .float(1.5), .string(""),
             .string(String(repeating: "long ", count: 40)), .data(Data([0, 255])), .date(86_400),
@@ -55,8 +55,10 @@ struct SnapshotIndexTests {
         return writer.bytes
     }
 
-    @Test func everyLookupFindsWhatDecodingTheWholeSnapshotFinds() throws {
-        let entries = Self.sampleEntries(count: 300, seed: 0x1D3)
+    /// With keys all ASCII, a lookup is a binary search over bytes; with some not, a dictionary's.
+    @Test(arguments: [true, false])
+    func everyLookupFindsWhatDecodingTheWholeSnapshotFinds(asciiOnly: Bool) throws {
+        let entries = Self.sampleEntries(count: 300, seed: 0x1D3, asciiOnly: asciiOnly)
         let bytes = SnapshotFile.encode(entries, generation: 4)
         let index = try #require(SnapshotIndex(verified: bytes, from: FileHeader.size))
         #expect(index.count == entries.count)
@@ -69,8 +71,9 @@ struct SnapshotIndexTests {
         #expect(contents.entries.all == entries)
     }
 
-    @Test func aKeyTheSnapshotDoesNotHoldIsNotFound() throws {
-        let entries = Self.sampleEntries(count: 100, seed: 0xAB5E)
+    @Test(arguments: [true, false])
+    func aKeyTheSnapshotDoesNotHoldIsNotFound(asciiOnly: Bool) throws {
+        let entries = Self.sampleEntries(count: 100, seed: 0xAB5E, asciiOnly: asciiOnly)
         let index = try #require(
             SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
         // Before the first key, after the last, between two, and near misses of every stored key:
@@ -87,6 +90,27 @@ struct SnapshotIndexTests {
         for key in absent where entries[key] == nil {
             #expect(index.value(for: key) == nil, "\(key)")
         }
+    }
+
+    /// Keys compare as strings do: a key stored in one form is found by a canonically equivalent
+    /// one, as a dictionary finds it, whichever of them is ASCII.
+    @Test(arguments: [
+        ("Key", "\u{212A}ey"),  // the Kelvin sign is canonically a "K"
+        ("\u{212A}ey", "Key"),
+        ("caf\u{E9}", "cafe\u{301}"),  // "é" as one scalar, and as "e" and a combining accent
+        ("cafe\u{301}", "caf\u{E9}"),
+    ])
+    func aKeyIsFoundByACanonicallyEquivalentKey(stored: String, lookedUp: String) throws {
+        let entries: [StorageKey: StoredValue] = [
+            StorageKey(namespace: "app", name: stored): .signed(1),
+            StorageKey(namespace: "app", name: "other"): .signed(2),
+        ]
+        let index = try #require(
+            SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
+        let key = StorageKey(namespace: "app", name: lookedUp)
+        #expect(entries[key] == .signed(1), "a dictionary finds it")
+        #expect(index.value(for: key) == .signed(1))
+        #expect(index.value(for: StorageKey(namespace: "app", name: "other")) == .signed(2))
     }
 
     @Test func anEmptySnapshotIsAnEmptyIndex() throws {

@@ -88,17 +88,18 @@ struct ByteReader {
         return string
     }
 
-    /// Where a length-prefixed string's bytes lie, once they are known to be UTF-8: what
-    /// ``readLengthPrefixedString()`` checks, without making the string.
-    mutating func skipLengthPrefixedString() throws(FormatError) -> Range<Int> {
+    /// Where a length-prefixed string's bytes lie, and whether they are ASCII, once they are known
+    /// to be UTF-8: what ``readLengthPrefixedString()`` checks, without making the string.
+    mutating func skipLengthPrefixedString() throws(FormatError) -> (range: Range<Int>, isASCII: Bool) {
         let start = position
         let range = try readBytesRange(try readCount())
-        let isUTF8 = bytes.withUnsafeBufferPointer { buffer in
+        let (isUTF8, isASCII) = bytes.withUnsafeBufferPointer { buffer in
             let utf8 = UnsafeBufferPointer(rebasing: buffer[range])
-            return isASCII(utf8) || String(validating: utf8, as: UTF8.self) != nil
+            let isASCII = Preferences.isASCII(utf8)
+            return (isASCII || String(validating: utf8, as: UTF8.self) != nil, isASCII)
         }
         guard isUTF8 else { throw .malformed("invalid UTF-8", at: start) }
-        return range
+        return (range, isASCII)
     }
 
     /// Skips `count` bytes, and says where they lie.
@@ -126,7 +127,7 @@ struct ByteReader {
 ///
 /// The bytes that do not fill a word are looked at in the last word, which overlaps the one
 /// before, or, in a string shorter than a word, four, two and one at a time: most names are short.
-private func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let base = bytes.baseAddress else { return true }
     let raw = UnsafeRawPointer(base)
     let count = bytes.count

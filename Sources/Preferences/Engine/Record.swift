@@ -111,21 +111,22 @@ struct Record: Equatable, Sendable {
         return (writeIdentifier, migration, sequence)
     }
 
-    /// Where the key and value of a record that sets one entry lie, checked as decoding would
-    /// check them but not decoded; `nil` for any other record, which may still decode.
+    /// Where the key and value of a record that sets one entry lie, and whether the key is ASCII,
+    /// checked as decoding would check them but not decoded; `nil` for any other record, which may
+    /// still decode.
     ///
     /// A record ``SnapshotFile`` writes is of this form: no identifiers, one change, a set.
     static func locateSingleSet(
         payload reader: inout ByteReader
-    ) throws(FormatError) -> (namespace: Range<Int>, name: Range<Int>, value: Range<Int>)? {
+    ) throws(FormatError) -> (namespace: Range<Int>, name: Range<Int>, value: Range<Int>, keyIsASCII: Bool)? {
         guard try reader.readByte() == 0, try reader.readVarint() == 1, try reader.readByte() == Operation.set.rawValue
         else { return nil }
         let namespace = try reader.skipLengthPrefixedString()
         let name = try reader.skipLengthPrefixedString()
         let valueStart = reader.position
         try StoredValue.skip(&reader)
-        guard !name.isEmpty, reader.isAtEnd else { return nil }
-        return (namespace, name, valueStart..<reader.position)
+        guard !name.range.isEmpty, reader.isAtEnd else { return nil }
+        return (namespace.range, name.range, valueStart..<reader.position, namespace.isASCII && name.isASCII)
     }
 
     init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {

@@ -9,9 +9,19 @@
 ///
 /// Only a snapshot in the form ``SnapshotFile/encode(_:generation:)`` writes is indexed: one
 /// entry a record, in increasing order of key. Any other is decoded whole instead.
+///
+/// Keys compare as `String` compares them, where canonically equivalent strings are equal
+/// ("é" as one scalar or as "e" and an accent): bytes tell only for ASCII, which every key
+/// declared in code is. A lookup where either side is not ASCII goes through a dictionary of
+/// every key instead, made the first time one is needed.
 final class SnapshotIndex: Sendable {
     private let bytes: [UInt8]
     private let records: [Located]
+    /// Whether every key's namespace and name are ASCII, so that a binary search over bytes finds
+    /// what comparing strings would.
+    private let keysAreASCII: Bool
+    /// Each key's record, for lookups that bytes cannot answer; made when first needed.
+    private let positions = Locked<[StorageKey: Int]?>(nil)
 
     /// Where one record's key and value lie in `bytes`.
     private struct Located {
@@ -31,6 +41,7 @@ final class SnapshotIndex: Sendable {
     init?(verified bytes: [UInt8], from offset: Int) {
         guard bytes.count <= UInt32.max else { return nil }
         var records: [Located] = []
+        var keysAreASCII = true
         var offset = offset
         while offset < bytes.count {
             guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
@@ -46,11 +57,13 @@ final class SnapshotIndex: Sendable {
             if let previous = records.last, Self.compare(previous, located, in: bytes) >= 0 {
                 return nil
             }
+            keysAreASCII = keysAreASCII && found.keyIsASCII
             records.append(located)
             offset = payload.upperBound
         }
         self.bytes = bytes
         self.records = records
+        self.keysAreASCII = keysAreASCII
     }
 
     var count: Int { records.count }
@@ -64,9 +77,17 @@ final class SnapshotIndex: Sendable {
     func decodeAll() -> [StorageKey: StoredValue] {
         var entries: [StorageKey: StoredValue] = [:]
         entries.reserveCapacity(records.count)
+        forEachKey { key, record in
+            entries[key] = decodeValue(of: records[record])
+        }
+        return entries
+    }
+
+    /// Calls `body` with each record's key, made as a string, and the record's position, in order.
+    private func forEachKey(_ body: (StorageKey, Int) -> Void) {
         var previous: (range: Range<Int>, namespace: String)?
         bytes.withUnsafeBufferPointer { buffer in
-            for record in records {
+            for (position, record) in records.enumerated() {
                 // Entries sorted by namespace share few namespaces: each is made once.
                 let namespace: String
                 if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
@@ -75,11 +96,11 @@ final class SnapshotIndex: Sendable {
                     namespace = String(decoding: part(buffer, record.namespace), as: UTF8.self)
                     previous = (record.namespace, namespace)
                 }
-                let name = String(decoding: part(buffer, record.name), as: UTF8.self)
-                entries[StorageKey(namespace: namespace, name: name)] = decodeValue(of: record)
+                body(
+                    StorageKey(namespace: namespace, name: String(decoding: part(buffer, record.name), as: UTF8.self)),
+                    position)
             }
         }
-        return entries
     }
 
     private func decodeValue(of record: Located) -> StoredValue {
@@ -91,11 +112,28 @@ final class SnapshotIndex: Sendable {
         }
     }
 
-    /// The index of the record of `key`, found by binary search.
+    /// The position of the record of `key`.
     private func position(of key: StorageKey) -> Int? {
+        switch search(for: key) {
+        case .found(let position): position
+        case .absent: nil
+        case .notASCII: positionByEquality(of: key)
+        }
+    }
+
+    private enum Search {
+        case found(Int)
+        case absent
+        /// The key, or a key of the snapshot, is not ASCII: bytes cannot tell.
+        case notASCII
+    }
+
+    /// Finds `key` by binary search over the keys' bytes.
+    private func search(for key: StorageKey) -> Search {
         withUTF8(key.namespace) { namespace in
             withUTF8(key.name) { name in
-                bytes.withUnsafeBufferPointer { buffer in
+                guard keysAreASCII, isASCII(namespace), isASCII(name) else { return .notASCII }
+                return bytes.withUnsafeBufferPointer { buffer in
                     var low = 0
                     var high = records.count
                     while low < high {
@@ -110,12 +148,28 @@ final class SnapshotIndex: Sendable {
                         } else if order > 0 {
                             high = middle
                         } else {
-                            return middle
+                            return .found(middle)
                         }
                     }
-                    return nil
+                    return .absent
                 }
             }
+        }
+    }
+
+    /// Finds `key` as a dictionary finds it, through one of every key; where a key is in the
+    /// snapshot twice as canonically equivalent strings, the later record wins, as in decoding.
+    private func positionByEquality(of key: StorageKey) -> Int? {
+        positions.withLock { positions in
+            if positions == nil {
+                var made: [StorageKey: Int] = [:]
+                made.reserveCapacity(records.count)
+                forEachKey { key, position in
+                    made[key] = position
+                }
+                positions = made
+            }
+            return positions?[key]
         }
     }
 

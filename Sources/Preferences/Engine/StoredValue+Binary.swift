@@ -135,7 +135,7 @@ extension StoredValue {
             var previousKey: Range<Int>?
             for _ in 0..<(try reader.readCount(minimumItemSize: 3)) {
                 let keyStart = reader.position
-                let key = try reader.skipLengthPrefixedString()
+                let key = try reader.skipLengthPrefixedString().range
                 if let previousKey, reader.compareBytes(previousKey, key) >= 0 {
                     throw .malformed("dictionary keys out of order", at: keyStart)
                 }
