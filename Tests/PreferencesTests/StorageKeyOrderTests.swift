@@ -28,4 +28,30 @@ import Testing
         let keys = [stem + "b", stem, stem + "a", stem + "ab"].map { StorageKey(namespace: "app", name: $0) }
         #expect(keys.sorted().map(\.name) == [stem, stem + "a", stem + "ab", stem + "b"])
     }
+
+    /// A compaction keeps the last snapshot's order when the keys are the same, and sorts anew when
+    /// one came or went, even with as many keys as before: each way, the file is the one sorting
+    /// would make.
+    @Test func aSnapshotReusesThePreviousOrderOnlyForTheSameKeys() {
+        let keys = (0..<50).map { StorageKey(namespace: $0 % 3 == 0 ? "" : "app", name: "key\($0)") }
+        var entries = Dictionary(uniqueKeysWithValues: keys.map { ($0, StoredValue.signed(1)) })
+        let previous = SnapshotFile.order(of: entries)
+        #expect(previous == keys.sorted())
+        entries[keys[7]] = .string("changed")
+        #expect(SnapshotFile.order(of: entries, reusing: previous) == previous)
+        var swapped = entries
+        swapped[keys[7]] = nil
+        swapped[StorageKey(namespace: "app", name: "another")] = .bool(true)
+        var added = entries
+        added[StorageKey(namespace: "app", name: "another")] = .bool(true)
+        var removed = entries
+        removed[keys[0]] = nil
+        for changed in [swapped, added, removed, [:]] {
+            let order = SnapshotFile.order(of: changed, reusing: previous)
+            #expect(order == changed.keys.sorted())
+            #expect(
+                SnapshotFile.encode(changed, generation: 2, inOrder: order)
+                    == SnapshotFile.encode(changed, generation: 2))
+        }
+    }
 }

@@ -64,7 +64,8 @@ extension FileEngine {
         let generation = state.generation + 1
         // Decoded once, and kept decoded: the next compaction need not decode them again.
         let entries = state.entries.all
-        let bytes = SnapshotFile.encode(entries, generation: generation)
+        let order = SnapshotFile.order(of: entries, reusing: state.snapshotOrder)
+        let bytes = SnapshotFile.encode(entries, generation: generation, inOrder: order)
         var problems: [PreferencesError] = []
         if let warning = try fileSystem.replaceFile(
             at: location, with: bytes, ownedLike: logPath, flushesToDisk: flushesToDisk)
@@ -72,6 +73,7 @@ extension FileEngine {
             problems.append(warning)
         }
         state.entries = StoredEntries(entries)
+        state.snapshotOrder = order
         state.generation = generation
         state.snapshotSize = bytes.count
         state.log = nil

@@ -49,11 +49,23 @@ struct Record: Equatable, Sendable {
         }
         writer.appendVarint(changes.count)
         for change in changes {
-            writer.append(change.value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
-            writer.appendLengthPrefixed(change.key.namespace)
-            writer.appendLengthPrefixed(change.key.name)
-            change.value?.write(to: &writer)
+            Self.encode(change.key, change.value, into: &writer)
         }
+    }
+
+    /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
+    /// with no record and no array made.
+    static func encodeEntry(_ key: StorageKey, _ value: StoredValue, into writer: inout ByteWriter) {
+        writer.append(0 as UInt8)
+        writer.appendVarint(1)
+        encode(key, value, into: &writer)
+    }
+
+    private static func encode(_ key: StorageKey, _ value: StoredValue?, into writer: inout ByteWriter) {
+        writer.append(value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
+        writer.appendLengthPrefixed(key.namespace)
+        writer.appendLengthPrefixed(key.name)
+        value?.write(to: &writer)
     }
 
     /// Decodes a record's payload, which must be consumed exactly.

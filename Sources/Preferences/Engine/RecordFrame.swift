@@ -11,9 +11,14 @@ enum RecordFrame {
 
     /// Appends `record` to `writer`, framed.
     static func append(_ record: Record, to writer: inout ByteWriter) {
+        append(to: &writer, payload: record.encode(into:))
+    }
+
+    /// Appends a frame around the payload `payload` writes.
+    static func append(to writer: inout ByteWriter, payload: (inout ByteWriter) -> Void) {
         let start = writer.bytes.count
         writer.appendZeros(headerSize)
-        record.encode(into: &writer)
+        payload(&writer)
         let payload = (start + headerSize)..<writer.bytes.count
         let length = UInt32(payload.count)
         writer.overwrite(length, at: start)

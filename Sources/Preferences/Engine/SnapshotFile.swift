@@ -13,12 +13,32 @@ enum SnapshotFile {
     }
 
     static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64) -> [UInt8] {
+        encode(entries, generation: generation, inOrder: order(of: entries))
+    }
+
+    /// The order a snapshot holds `entries` in: sorted by key, so that the same entries always make
+    /// the same file and opening can find a key by binary search (``SnapshotIndex``).
+    ///
+    /// `previous`, the order of the last snapshot, is kept when it holds exactly the keys of
+    /// `entries`, as it does whenever values changed but no key came or went: sorting was
+    /// two thirds of a compaction.
+    static func order(of entries: [StorageKey: StoredValue], reusing previous: [StorageKey] = []) -> [StorageKey] {
+        // `previous` has no key twice, so the same count and every key present is the same keys.
+        if previous.count == entries.count && previous.allSatisfy({ entries[$0] != nil }) {
+            return previous
+        }
+        // The keys alone: sorting them moves less than sorting pairs.
+        return entries.keys.sorted()
+    }
+
+    /// Encodes `entries` in the order of `keys`, every key of them, sorted (see ``order(of:reusing:)``).
+    static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64, inOrder keys: [StorageKey]) -> [UInt8]
+    {
         var writer = ByteWriter(capacity: FileHeader.size + entries.count * 64)
         writer.appendZeros(FileHeader.size)
-        // Sorted, so that the same entries always make the same file.
-        // Sorting the keys alone moves less than sorting key-value pairs.
-        for key in entries.keys.sorted() {
-            RecordFrame.append(Record(changes: [EntryChange(key: key, value: entries[key])]), to: &writer)
+        for key in keys {
+            guard let value = entries[key] else { continue }
+            RecordFrame.append(to: &writer) { Record.encodeEntry(key, value, into: &$0) }
         }
         var bytes = writer.bytes
         let body = bytes[FileHeader.size...]
