@@ -105,6 +105,22 @@ struct LogEngineTests {
         #expect(reopened[PreferenceKey<Int>("k2", default: -1)] == 5)
     }
 
+    /// A compaction killed before its rename leaves a temporary snapshot or log; opening removes
+    /// both kinds, and nothing else in the folder.
+    @Test func openingRemovesTheTemporaryFilesAKilledCompactionLeft() throws {
+        let directory = try TemporaryDirectory()
+        let leftovers = ["preferences.store.tmp-1A2B", "preferences.store.log.tmp-3C4D"]
+        let others = ["other.store.tmp-5E6F", "preferences.store.tmpfile", "notes.txt"]
+        for name in leftovers + others {
+            try Data("x".utf8).write(to: directory.url.appendingPathComponent(name))
+        }
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 1
+        let names = try directory.fileNames()
+        #expect(leftovers.allSatisfy { !names.contains($0) }, "\(names)")
+        #expect(others.allSatisfy { names.contains($0) }, "\(names)")
+    }
+
     @Test func aLogOlderThanItsSnapshotIsIgnored() throws {
         let directory = try TemporaryDirectory()
         let entries = [StorageKey(namespace: "app", name: "count"): StoredValue.signed(7)]

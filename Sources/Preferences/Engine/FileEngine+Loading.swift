@@ -60,8 +60,7 @@ extension FileEngine {
         try lockFile?.lock(exclusive: true)
         defer { lockFile?.unlock() }
         if lockFile != nil {
-            fileSystem.removeTemporaryFiles(of: path)
-            fileSystem.removeTemporaryFiles(of: engine.logPath)
+            fileSystem.removeTemporaryFiles(of: [path, engine.logPath])
         }
         let entries = try engine.state.withLock { (state: inout State) throws(PreferencesError) in
             let loaded = try engine.load(readOnly: lockFile == nil, acknowledged: lockFile?.acknowledged)
