@@ -18,6 +18,9 @@ enum CountedOperation: String, CaseIterable {
     case readInt = "read-int"
     /// Opening a file store of `n` String keys and reading one (closing it is not counted).
     case open
+    /// Another store on the same file changes one of `n` String keys and compacts; this store's
+    /// next read catches up with the new snapshot. All three are counted.
+    case catchUp = "catch-up"
 }
 
 struct CountedRun {
@@ -32,7 +35,7 @@ struct CountedRun {
         let keys = (0..<n).map { PreferenceKey<Int>("int\($0)", default: 0) }
         try store.transaction { preferences in
             for index in 0..<n {
-                if operation == .open {
+                if operation == .open || operation == .catchUp {
                     preferences[PreferenceKey<String>("key\(index)", default: "")] =
                         "\(index) " + String(repeating: "x", count: 80)
                 } else {
@@ -41,7 +44,7 @@ struct CountedRun {
             }
         }
         // Warm: the first write opens the log, and the first read of each key builds its slot.
-        if operation != .open {
+        if operation != .open && operation != .catchUp {
             try store.setValue(-1, for: keys[0])
             for key in keys {
                 _ = store[key]
@@ -65,6 +68,18 @@ struct CountedRun {
                     sink &+= store[keys[index % n]]
                 }
                 if sink == 42 { print("") }
+            }
+        case .catchUp:
+            try store.compact()
+            let reader = try PreferencesStore(fileURL: url)
+            let key = PreferenceKey<String>("key1", default: "")
+            _ = reader[key]
+            body = { repeats in
+                for index in 0..<repeats {
+                    try store.setValue("changed \(index)", for: PreferenceKey<String>("key\(index % n)", default: ""))
+                    try store.compact()
+                    _ = reader[key]
+                }
             }
         case .open:
             // The stores opened are kept until the count is over: closing one is not part of opening it.

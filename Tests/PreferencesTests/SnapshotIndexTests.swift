@@ -224,6 +224,46 @@ struct SnapshotIndexTests {
         #expect(stored.all == model)
     }
 
+    /// What changed between two snapshots is what comparing every entry of both finds.
+    ///
+    /// Each snapshot has changes made over it since. With keys all ASCII the snapshots' bytes are
+    /// walked, otherwise entries are compared decoded. A string that changed only to a canonically
+    /// equivalent one has not changed, as `String` compares it.
+    @Test(arguments: [true, false])
+    func changesBetweenSnapshotsAreWhatComparingEveryEntryFinds(asciiOnly: Bool) throws {
+        var generator = SplitMix64(seed: asciiOnly ? 0xD1F : 0xD2F)
+        let before = Self.sampleEntries(count: 200, seed: 0x5A, asciiOnly: asciiOnly)
+        let keys = Array(before.keys) + (0..<30).map { StorageKey(namespace: "app", name: "added\($0)") }
+        let equivalent = StorageKey(namespace: "app", name: "accented")
+        for round in 0..<20 {
+            var old = before
+            old[equivalent] = .string("caf\u{E9}")
+            var new = old
+            new[equivalent] = .string("cafe\u{301}")
+            for key in keys where generator.next() % 4 == 0 {
+                new[key] = generator.next() % 3 == 0 ? nil : .signed(Int64(round))
+            }
+            var oldEntries = try SnapshotFile.decode(SnapshotFile.encode(old, generation: 1)).entries
+            var newEntries = try SnapshotFile.decode(SnapshotFile.encode(new, generation: 2)).entries
+            // Commits made over each snapshot since it was written.
+            for _ in 0..<(round % 5) {
+                let key = keys[Int(generator.next() % UInt64(keys.count))]
+                oldEntries[key] = generator.next() % 2 == 0 ? nil : .bool(true)
+                let other = keys[Int(generator.next() % UInt64(keys.count))]
+                newEntries[other] = generator.next() % 2 == 0 ? nil : .bool(false)
+            }
+            let changes = oldEntries.changes(to: newEntries)
+            let expected = EntryChange.differences(from: oldEntries.all, to: newEntries.all)
+            #expect(Set(changes.map(\.key)).count == changes.count, "a key changed twice")
+            #expect(
+                Dictionary(changes.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+                    == Dictionary(uniqueKeysWithValues: expected.map { ($0.key, $0.value) }),
+                "round \(round)"
+            )
+            #expect(!changes.contains { $0.key == equivalent })
+        }
+    }
+
     /// A store on an indexed snapshot lists, reads, removes and rewrites as one whose entries were
     /// all decoded when it opened, and what it wrote is there when it opens again.
     @Test func aStoreOnAnIndexedSnapshotListsReadsAndWritesEveryEntry() throws {

@@ -43,6 +43,24 @@ struct StoredEntries: Sendable {
         }
     }
 
+    /// The changes that turn these entries into `newer`.
+    ///
+    /// Between two snapshots, only the entries whose bytes differ are decoded (see
+    /// ``SnapshotIndex/changes(to:)``); the keys changed since either snapshot are compared whole.
+    func changes(to newer: StoredEntries) -> [EntryChange] {
+        guard let snapshot, let newerSnapshot = newer.snapshot, var changes = snapshot.changes(to: newerSnapshot) else {
+            return EntryChange.differences(from: all, to: newer.all)
+        }
+        let changedSince = Set(values.keys).union(removed).union(newer.values.keys).union(newer.removed)
+        if !changedSince.isEmpty {
+            changes.removeAll { changedSince.contains($0.key) }
+            for key in changedSince where self[key] != newer[key] {
+                changes.append(EntryChange(key: key, value: newer[key]))
+            }
+        }
+        return changes
+    }
+
     /// Every entry, decoded.
     var all: [StorageKey: StoredValue] {
         guard let snapshot else { return values }

@@ -252,7 +252,7 @@ extension FileEngine {
                 // Another process compacted, or started the first log: read everything again.
                 let loaded = try load(readOnly: false, acknowledged: acknowledged)
                 update.records = [
-                    Record(changes: EntryChange.differences(from: state.entries.all, to: loaded.entries.all))
+                    Record(changes: state.entries.changes(to: loaded.entries))
                 ]
                 state.install(loaded)
                 state.pendingRepair += loaded.damaged

@@ -61,7 +61,7 @@ extension FileEngine {
             loaded.logValidEnd >= acknowledged.committedEnd,
             loaded.generation == acknowledged.generation || loaded.snapshotSize == 0
         else { return nil }
-        let changes = EntryChange.differences(from: state.entries.all, to: loaded.entries.all)
+        let changes = state.entries.changes(to: loaded.entries)
         state.install(loaded)
         return [Record(changes: changes)]
     }

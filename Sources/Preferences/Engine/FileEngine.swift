@@ -250,7 +250,7 @@ final class FileEngine: PreferencesBackend {
             // Deleted or replaced by a compaction this engine never saw, under a lock file that was
             // itself replaced: read the files again rather than append to a log nobody reads.
             let loaded = try load(readOnly: false, acknowledged: lockFile?.acknowledged)
-            let adopted = Record(changes: EntryChange.differences(from: state.entries.all, to: loaded.entries.all))
+            let adopted = Record(changes: state.entries.changes(to: loaded.entries))
             state.install(loaded)
             state.pendingRepair += loaded.damaged
             problems += try ensureLog(&state)

@@ -103,6 +103,66 @@ final class SnapshotIndex: Sendable {
         }
     }
 
+    /// The changes that turn this snapshot's entries into `newer`'s, or `nil` when bytes cannot
+    /// tell keys apart (a key of either is not ASCII).
+    ///
+    /// Both are walked in key order, and an entry is decoded only where its bytes differ: after
+    /// another process compacts, most entries are the same bytes in the old snapshot and the new.
+    func changes(to newer: SnapshotIndex) -> [EntryChange]? {
+        guard keysAreASCII, newer.keysAreASCII else { return nil }
+        var changes: [EntryChange] = []
+        bytes.withUnsafeBufferPointer { oldBytes in
+            newer.bytes.withUnsafeBufferPointer { newBytes in
+                var old = 0
+                var new = 0
+                while old < records.count || new < newer.records.count {
+                    let order: Int
+                    if old == records.count {
+                        order = 1
+                    } else if new == newer.records.count {
+                        order = -1
+                    } else {
+                        let (before, after) = (records[old], newer.records[new])
+                        let byNamespace = compareBytes(
+                            part(oldBytes, before.namespace), part(newBytes, after.namespace))
+                        order =
+                            byNamespace != 0
+                            ? byNamespace : compareBytes(part(oldBytes, before.name), part(newBytes, after.name))
+                    }
+                    if order < 0 {
+                        changes.append(EntryChange(key: key(of: records[old], in: oldBytes), value: nil))
+                        old += 1
+                    } else if order > 0 {
+                        let record = newer.records[new]
+                        changes.append(
+                            EntryChange(key: newer.key(of: record, in: newBytes), value: newer.decodeValue(of: record)))
+                        new += 1
+                    } else {
+                        let (before, after) = (records[old], newer.records[new])
+                        // Equal bytes are equal values; unequal ones may still be (strings that are
+                        // canonically equivalent), so those are decoded and compared.
+                        if compareBytes(part(oldBytes, before.value), part(newBytes, after.value)) != 0 {
+                            let value = newer.decodeValue(of: after)
+                            if decodeValue(of: before) != value {
+                                changes.append(EntryChange(key: newer.key(of: after, in: newBytes), value: value))
+                            }
+                        }
+                        old += 1
+                        new += 1
+                    }
+                }
+            }
+        }
+        return changes
+    }
+
+    private func key(of record: Located, in buffer: UnsafeBufferPointer<UInt8>) -> StorageKey {
+        StorageKey(
+            namespace: String(decoding: part(buffer, record.namespace), as: UTF8.self),
+            name: String(decoding: part(buffer, record.name), as: UTF8.self)
+        )
+    }
+
     private func decodeValue(of record: Located) -> StoredValue {
         var reader = ByteReader(bytes, range: record.value)
         do {
