@@ -23,6 +23,18 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition(index.value(for: key) == value)
         }
     }
+    // Two bodies, the input's halves: what changed between them, walked as bytes, must be what
+    // comparing every entry finds.
+    let half = bytes.count / 2
+    if let old = SnapshotIndex(verified: Array(bytes[..<half]), from: 0),
+        let new = SnapshotIndex(verified: Array(bytes[half...]), from: 0),
+        let changes = old.changes(to: new)
+    {
+        let expected = EntryChange.differences(from: old.decodeAll(), to: new.decodeAll())
+        precondition(changes.count == expected.count)
+        let byKey = Dictionary(changes.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        precondition(expected.allSatisfy { byKey[$0.key] == $0.value })
+    }
     _ = try? LogFile.replay(bytes)
     var reader = ByteReader(bytes, range: 0..<bytes.count)
     _ = try? Record(payload: &reader)

@@ -5,7 +5,8 @@ import Testing
 
 /// Every input the fuzzer kept (`Fuzz/corpus`) and every crasher it found (`Fuzz/crashers`),
 /// through the same decoders and checks as `Fuzz/FuzzDecoders.swift`: none may crash, and what
-/// decodes cleanly must encode back to the same bytes, each entry found by looking it up.
+/// decodes cleanly must encode back to the same bytes, each entry found by looking it up, and the
+/// changes between an input's halves, read as two snapshot bodies, those comparing every entry finds.
 struct FuzzRegressionTests {
     static let inputs: [URL] = {
         let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -24,6 +25,7 @@ struct FuzzRegressionTests {
     @Test func everyKeptInputDecodesWithoutCrashing() throws {
         var clean = 0
         var indexed = 0
+        var compared = 0
         for input in Self.inputs {
             let bytes = Array(try Data(contentsOf: input))
             if let contents = try? SnapshotFile.decode(bytes), contents.damage == nil {
@@ -44,11 +46,23 @@ struct FuzzRegressionTests {
                     #expect(index.value(for: key) == value, "\(input.lastPathComponent): \(key) is not found")
                 }
             }
+            let half = bytes.count / 2
+            if let old = SnapshotIndex(verified: Array(bytes[..<half]), from: 0),
+                let new = SnapshotIndex(verified: Array(bytes[half...]), from: 0),
+                let changes = old.changes(to: new)
+            {
+                compared += 1
+                let expected = EntryChange.differences(from: old.decodeAll(), to: new.decodeAll())
+                let byKey = Dictionary(changes.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+                #expect(changes.count == expected.count, "\(input.lastPathComponent): the changes between its halves")
+                #expect(expected.allSatisfy { byKey[$0.key] == $0.value }, "\(input.lastPathComponent)")
+            }
             _ = try? LogFile.replay(bytes)
             var reader = ByteReader(bytes, range: 0..<bytes.count)
             _ = try? Record(payload: &reader)
         }
         #expect(clean > 0, "no input is a clean snapshot; the round-trip check never ran")
         #expect(indexed > 0, "no input is an indexable body; the lookup check never ran")
+        #expect(compared > 0, "no input has two indexable halves; the check of changes never ran")
     }
 }
