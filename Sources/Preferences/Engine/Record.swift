@@ -34,6 +34,12 @@ struct Record: Equatable, Sendable {
     }
 
     func encode(into writer: inout ByteWriter) {
+        encode(into: &writer, sequence: sequence)
+    }
+
+    /// Encodes the record as numbered `sequence` in its log, whatever its own `sequence` says: how
+    /// the engine numbers a commit without copying its record.
+    func encode(into writer: inout ByteWriter, sequence: UInt64?) {
         writer.append(
             (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
                 | (sequence == nil ? 0 : Flag.sequence)
