@@ -85,16 +85,24 @@ final class ChangeHub: Sendable {
         state.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 
-    /// Queues a change for delivery.
+    /// Queues a change for delivery, made of its parts only if anyone will receive it.
     ///
     /// Call it with the store's write lock held, in commit order.
     /// A change reaches the store's announcement only if the Observation framework may be tracking one of its keys,
     /// which it can only be if the key was read through the store's subscript.
-    func enqueue(_ change: CommittedChange) {
-        guard !change.changes.isEmpty else { return }
+    func enqueue(
+        _ changes: [EntryChange],
+        origin: ChangeOrigin,
+        writeIdentifier: String?,
+        observationPaths: [KeyPath<PreferencesStore, Int>]
+    ) {
+        guard !changes.isEmpty else { return }
         state.withLock { state in
             state.lastSequence += 1
-            if !state.observers.isEmpty || !change.observationPaths.isEmpty {
+            if !state.observers.isEmpty || !observationPaths.isEmpty {
+                let change = CommittedChange(
+                    changes: changes, origin: origin, writeIdentifier: writeIdentifier,
+                    observationPaths: observationPaths)
                 state.queue.append(Queued(sequence: state.lastSequence, change: change))
             }
         }

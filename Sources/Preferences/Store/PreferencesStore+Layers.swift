@@ -63,7 +63,8 @@ extension PreferencesStore {
         overrideReading.withLock { _ in
             let (values, problems) = overrideLayers.read()
             let table = OverrideEntry.table(for: values, appNamespace: appNamespace)
-            let (change, isFirstReading) = state.withLock { state -> (CommittedChange, Bool) in
+            let (changes, paths, isFirstReading) = state.withLock {
+                state -> ([EntryChange], [KeyPath<PreferencesStore, Int>], Bool) in
                 var entries: [StorageKey: OverrideEntry] = [:]
                 var changed: [StorageKey] = []
                 for (key, values) in table {
@@ -87,13 +88,11 @@ extension PreferencesStore {
                 }
                 let isFirstReading = !state.hasReadOverrides
                 state.hasReadOverrides = true
-                let change = CommittedChange(
-                    changes: changes, origin: .managedSettings, writeIdentifier: nil, observationPaths: paths)
-                return (change, isFirstReading)
+                return (changes, paths, isFirstReading)
             }
             // The first reading, while the store opens, changes nothing anyone saw.
             if !isFirstReading {
-                changeHub.enqueue(change)
+                changeHub.enqueue(changes, origin: .managedSettings, writeIdentifier: nil, observationPaths: paths)
             }
             errorChannel.report(problems)
         }

@@ -172,12 +172,10 @@ extension PreferencesStore {
                         return state.apply(record.changes)
                     }
                     changeHub.enqueue(
-                        CommittedChange(
-                            changes: record.changes,
-                            origin: migration.map { .migration(id: $0) } ?? .thisStore,
-                            writeIdentifier: writeIdentifier,
-                            observationPaths: paths
-                        )
+                        record.changes,
+                        origin: migration.map { .migration(id: $0) } ?? .thisStore,
+                        writeIdentifier: writeIdentifier,
+                        observationPaths: paths
                     )
                 }
             }
@@ -203,12 +201,10 @@ extension PreferencesStore {
         }
         for (record, paths) in zip(update.records, paths) {
             changeHub.enqueue(
-                CommittedChange(
-                    changes: record.changes,
-                    origin: record.migration.map { .migration(id: $0) } ?? .elsewhere,
-                    writeIdentifier: record.writeIdentifier,
-                    observationPaths: paths
-                )
+                record.changes,
+                origin: record.migration.map { .migration(id: $0) } ?? .elsewhere,
+                writeIdentifier: record.writeIdentifier,
+                observationPaths: paths
             )
         }
         errorChannel.report(update.problems)
