@@ -158,7 +158,7 @@ final class FileEngine: PreferencesBackend {
             }
             // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
             // its optional strings copied through the generic `Optional`'s value witnesses.
-            RecordFrame.append(to: &writer) { record.encode(into: &$0, sequence: state.lastSequence + 1) }
+            RecordFrame.append(record, numbered: state.lastSequence + 1, to: &writer)
             do throws(PreferencesError) {
                 if let mapping = state.mapping {
                     try append(writer.bytes, through: mapping, at: state.logValidEnd)

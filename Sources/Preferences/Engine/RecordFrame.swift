@@ -9,16 +9,38 @@
 enum RecordFrame {
     static let headerSize = 12
 
+    // Each kind of payload is written between `begin` and `end`, not by a closure: a closure
+    // capturing the record copied it and destroyed it again, 300 instructions of a write.
+
     /// Appends `record` to `writer`, framed.
     static func append(_ record: Record, to writer: inout ByteWriter) {
-        append(to: &writer, payload: record.encode(into:))
+        append(record, numbered: record.sequence, to: &writer)
     }
 
-    /// Appends a frame around the payload `payload` writes.
-    static func append(to writer: inout ByteWriter, payload: (inout ByteWriter) -> Void) {
+    /// Appends `record` to `writer`, framed, as numbered `sequence` in its log
+    /// (see ``Record/encode(into:sequence:)``).
+    static func append(_ record: Record, numbered sequence: UInt64?, to writer: inout ByteWriter) {
+        let start = begin(&writer)
+        record.encode(into: &writer, sequence: sequence)
+        end(&writer, from: start)
+    }
+
+    /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
+    static func appendEntry(_ key: StorageKey, _ value: StoredValue, to writer: inout ByteWriter) {
+        let start = begin(&writer)
+        Record.encodeEntry(key, value, into: &writer)
+        end(&writer, from: start)
+    }
+
+    /// Leaves room for a frame's header; returns where the frame starts.
+    private static func begin(_ writer: inout ByteWriter) -> Int {
         let start = writer.bytes.count
         writer.appendZeros(headerSize)
-        payload(&writer)
+        return start
+    }
+
+    /// Writes the header of the frame that starts at `start`, around what was written since.
+    private static func end(_ writer: inout ByteWriter, from start: Int) {
         let payload = (start + headerSize)..<writer.bytes.count
         let length = UInt32(payload.count)
         writer.overwrite(length, at: start)

@@ -38,7 +38,7 @@ enum SnapshotFile {
         writer.appendZeros(FileHeader.size)
         for key in keys {
             guard let value = entries[key] else { continue }
-            RecordFrame.append(to: &writer) { Record.encodeEntry(key, value, into: &$0) }
+            RecordFrame.appendEntry(key, value, to: &writer)
         }
         var bytes = writer.bytes
         let body = bytes[FileHeader.size...]
