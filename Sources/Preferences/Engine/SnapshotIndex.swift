@@ -34,6 +34,11 @@ final class SnapshotIndex: Sendable {
         var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
         var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
         var value: Range<Int> { Int(nameEnd)..<Int(valueEnd) }
+
+        /// The key's bytes in `buffer`, the bytes the record lies in, for ``compareKeys(_:_:)``.
+        func key(in buffer: UnsafeBufferPointer<UInt8>) -> KeyBytes {
+            (part(buffer, namespace), part(buffer, name))
+        }
     }
 
     /// Indexes the records from `offset` to the end of `bytes`, whose checksums matched; `nil` if
@@ -54,7 +59,9 @@ final class SnapshotIndex: Sendable {
                 nameEnd: UInt32(found.name.upperBound),
                 valueEnd: UInt32(found.value.upperBound)
             )
-            if let previous = records.last, Self.compare(previous, located, in: bytes) >= 0 {
+            if let previous = records.last,
+                bytes.withUnsafeBufferPointer({ compareKeys(previous.key(in: $0), located.key(in: $0)) }) >= 0
+            {
                 return nil
             }
             keysAreASCII = keysAreASCII && found.keyIsASCII
@@ -122,12 +129,7 @@ final class SnapshotIndex: Sendable {
                     } else if new == newer.records.count {
                         order = -1
                     } else {
-                        let (before, after) = (records[old], newer.records[new])
-                        let byNamespace = compareBytes(
-                            part(oldBytes, before.namespace), part(newBytes, after.namespace))
-                        order =
-                            byNamespace != 0
-                            ? byNamespace : compareBytes(part(oldBytes, before.name), part(newBytes, after.name))
+                        order = compareKeys(records[old].key(in: oldBytes), newer.records[new].key(in: newBytes))
                     }
                     if order < 0 {
                         changes.append(EntryChange(key: key(of: records[old], in: oldBytes), value: nil))
@@ -198,11 +200,7 @@ final class SnapshotIndex: Sendable {
                     var high = records.count
                     while low < high {
                         let middle = (low + high) / 2
-                        let record = records[middle]
-                        var order = compareBytes(part(buffer, record.namespace), namespace)
-                        if order == 0 {
-                            order = compareBytes(part(buffer, record.name), name)
-                        }
+                        let order = compareKeys(records[middle].key(in: buffer), (namespace, name))
                         if order < 0 {
                             low = middle + 1
                         } else if order > 0 {
@@ -232,14 +230,17 @@ final class SnapshotIndex: Sendable {
             return positions?[key]
         }
     }
+}
 
-    /// Orders two records by key: namespace, then name, each as bytes.
-    private static func compare(_ lhs: Located, _ rhs: Located, in bytes: [UInt8]) -> Int {
-        bytes.withUnsafeBufferPointer { buffer in
-            let order = compareBytes(part(buffer, lhs.namespace), part(buffer, rhs.namespace))
-            return order != 0 ? order : compareBytes(part(buffer, lhs.name), part(buffer, rhs.name))
-        }
-    }
+/// A key as bytes: its namespace's and its name's UTF-8.
+private typealias KeyBytes = (namespace: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>)
+
+/// Orders two keys by namespace, then name, each as bytes.
+///
+/// The order of a snapshot, and of `StorageKey`'s `<`: negative, zero or positive, as `memcmp`.
+private func compareKeys(_ lhs: KeyBytes, _ rhs: KeyBytes) -> Int {
+    let order = compareBytes(lhs.namespace, rhs.namespace)
+    return order != 0 ? order : compareBytes(lhs.name, rhs.name)
 }
 
 /// The bytes of `buffer` in `range`.
