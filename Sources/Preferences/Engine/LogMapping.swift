@@ -70,8 +70,13 @@ final class LogMapping {
     /// Whether the `count` bytes at `offset`, which must be reserved, are all zeros: nobody wrote there.
     func isZero(at offset: Int, count: Int) -> Bool {
         guard let base else { return false }
-        let bytes = UnsafeRawBufferPointer(start: base + offset, count: count)
-        return bytes.allSatisfy { $0 == 0 }
+        // A word at a time: this runs twice a write, on a header and on a whole frame.
+        var word = 0
+        while word + 8 <= count {
+            if (base + offset + word).loadUnaligned(as: UInt64.self) != 0 { return false }
+            word += 8
+        }
+        return UnsafeRawBufferPointer(start: base + offset + word, count: count - word).allSatisfy { $0 == 0 }
     }
 
     /// Copies a framed record to `offset`, which must be reserved: the payload first, then, once

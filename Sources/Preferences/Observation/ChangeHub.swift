@@ -33,13 +33,30 @@ final class ChangeHub: Sendable {
         var change: CommittedChange
     }
 
+    /// What waits to be delivered: changes for observers, and keys to announce to the Observation
+    /// framework, each in commit order.
+    ///
+    /// Kept apart so that a change nobody observes, only a view may track, queues one key path
+    /// rather than a change made for it (measured: 1,000 instructions a write).
+    private struct Pending {
+        var changes: [Queued] = []
+        var announcements: [KeyPath<PreferencesStore, Int>] = []
+
+        var isEmpty: Bool { changes.isEmpty && announcements.isEmpty }
+
+        mutating func removeAll() {
+            changes.removeAll(keepingCapacity: true)
+            announcements.removeAll(keepingCapacity: true)
+        }
+    }
+
     private struct State {
         var observers: [UInt64: Observer] = [:]
         var nextID: UInt64 = 0
-        var queue: [Queued] = []
-        /// The last batch's buffer, emptied: it becomes the queue at the next swap, so that a stream
-        /// of writes allocates no queue for each.
-        var spareQueue: [Queued] = []
+        var pending = Pending()
+        /// The last batch's buffers, emptied: they become the queue at the next swap, so that a
+        /// stream of writes allocates no queue for each.
+        var spare = Pending()
         var lastSequence: UInt64 = 0
         var isDelivering = false
         /// Told of every change whose keys the Observation framework may track.
@@ -53,7 +70,7 @@ final class ChangeHub: Sendable {
 
     /// Whether changes wait to be delivered.
     var hasPending: Bool {
-        state.withLock { !$0.queue.isEmpty }
+        state.withLock { !$0.pending.isEmpty }
     }
 
     /// Whether anyone is watching, so that the store knows to look out for other processes' commits.
@@ -85,25 +102,29 @@ final class ChangeHub: Sendable {
         state.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 
-    /// Queues a change for delivery, made of its parts only if anyone will receive it.
+    /// Queues a change for delivery: for observers, made of its parts only if there are any, and
+    /// for the Observation framework, the key paths of its keys that a view may track.
     ///
-    /// Call it with the store's write lock held, in commit order.
-    /// A change reaches the store's announcement only if the Observation framework may be tracking one of its keys,
-    /// which it can only be if the key was read through the store's subscript.
+    /// Call it with the store's write lock held, in commit order. A key may be tracked only if it was
+    /// read through the store's subscript: `observationPaths` holds those.
     func enqueue(
         _ changes: [EntryChange],
         origin: ChangeOrigin,
         writeIdentifier: String?,
-        observationPaths: [KeyPath<PreferencesStore, Int>]
+        observationPaths: ObservationPaths
     ) {
         guard !changes.isEmpty else { return }
         state.withLock { state in
             state.lastSequence += 1
-            if !state.observers.isEmpty || !observationPaths.isEmpty {
-                let change = CommittedChange(
-                    changes: changes, origin: origin, writeIdentifier: writeIdentifier,
-                    observationPaths: observationPaths)
-                state.queue.append(Queued(sequence: state.lastSequence, change: change))
+            if let first = observationPaths.first {
+                state.pending.announcements.append(first)
+                if !observationPaths.rest.isEmpty {
+                    state.pending.announcements.append(contentsOf: observationPaths.rest)
+                }
+            }
+            if !state.observers.isEmpty {
+                let change = CommittedChange(changes: changes, origin: origin, writeIdentifier: writeIdentifier)
+                state.pending.changes.append(Queued(sequence: state.lastSequence, change: change))
             }
         }
     }
@@ -111,7 +132,7 @@ final class ChangeHub: Sendable {
     /// Delivers the queued changes in order, unless another thread is already doing so.
     func deliverPending() {
         let isFirst = state.withLock { state in
-            guard !state.isDelivering, !state.queue.isEmpty else { return false }
+            guard !state.isDelivering, !state.pending.isEmpty else { return false }
             state.isDelivering = true
             return true
         }
@@ -122,15 +143,17 @@ final class ChangeHub: Sendable {
 
     /// Delivers batch after batch until the queue stays empty; one lock per batch.
     private func drain() {
-        var batch: [Queued] = []
+        var batch = Pending()
         while let (observers, store) = nextBatch(swappingWith: &batch) {
-            for queued in batch {
-                let change = queued.change
-                #if canImport(Observation)
-                    if !change.observationPaths.isEmpty {
-                        store?.announce(change)
+            #if canImport(Observation)
+                if let store {
+                    for path in batch.announcements {
+                        store.announce(path)
                     }
-                #endif
+                }
+            #endif
+            for queued in batch.changes {
+                let change = queued.change
                 for (id, observer) in observers where observer.since < queued.sequence {
                     guard let narrowed = change.narrowed(to: observer.filter) else { continue }
                     // Checked again for each call, so that cancelling an observation stops it at once.
@@ -138,23 +161,23 @@ final class ChangeHub: Sendable {
                     observer.deliver(narrowed)
                 }
             }
-            batch.removeAll(keepingCapacity: true)
+            batch.removeAll()
         }
     }
 
-    /// Swaps the queue for `batch`, an empty buffer, and returns who to deliver it to; `nil`, with
+    /// Swaps the queue for `batch`, empty buffers, and returns who to deliver it to; `nil`, with
     /// delivery over, once the queue is empty.
-    private func nextBatch(swappingWith batch: inout [Queued]) -> ([(UInt64, Observer)], PreferencesStore?)? {
+    private func nextBatch(swappingWith batch: inout Pending) -> ([(UInt64, Observer)], PreferencesStore?)? {
         state.withLock { state in
-            guard !state.queue.isEmpty else {
+            guard !state.pending.isEmpty else {
                 state.isDelivering = false
-                swap(&batch, &state.spareQueue)
+                swap(&batch, &state.spare)
                 return nil
             }
-            if batch.capacity == 0 {
-                swap(&batch, &state.spareQueue)
+            if batch.changes.capacity == 0 && batch.announcements.capacity == 0 {
+                swap(&batch, &state.spare)
             }
-            swap(&batch, &state.queue)
+            swap(&batch, &state.pending)
             let observers = state.observers.isEmpty ? [] : state.observers.sorted { $0.key < $1.key }
             return (observers, state.store)
         }
@@ -171,6 +194,6 @@ extension CommittedChange {
             case .everything: changes.filter { !$0.key.isReserved }
             }
         guard !watched.isEmpty else { return nil }
-        return CommittedChange(changes: watched, origin: origin, writeIdentifier: writeIdentifier, observationPaths: [])
+        return CommittedChange(changes: watched, origin: origin, writeIdentifier: writeIdentifier)
     }
 }

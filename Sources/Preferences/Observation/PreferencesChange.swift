@@ -34,24 +34,14 @@ public enum ChangeOrigin: Sendable, Hashable {
 /// A class, so that queueing and delivering it copies one reference: as a struct, its arrays and
 /// optional string were copied and destroyed through value witnesses, about 300 instructions of
 /// every write.
-final class CommittedChange: @unchecked Sendable {
-    // `@unchecked` only because `KeyPath` is not marked `Sendable`; key paths are immutable.
+final class CommittedChange: Sendable {
     let changes: [EntryChange]
     let origin: ChangeOrigin
     let writeIdentifier: String?
-    /// The Observation framework's key paths of the changed keys that were ever read through the
-    /// store's subscript; the others cannot be tracked, and need no announcement.
-    let observationPaths: [KeyPath<PreferencesStore, Int>]
 
-    init(
-        changes: [EntryChange],
-        origin: ChangeOrigin,
-        writeIdentifier: String?,
-        observationPaths: [KeyPath<PreferencesStore, Int>]
-    ) {
+    init(changes: [EntryChange], origin: ChangeOrigin, writeIdentifier: String?) {
         self.changes = changes
         self.origin = origin
         self.writeIdentifier = writeIdentifier
-        self.observationPaths = observationPaths
     }
 }

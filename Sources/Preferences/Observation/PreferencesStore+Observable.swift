@@ -24,12 +24,10 @@
         /// of its own, `\.[observing: key]`.
         subscript(observing key: StorageKey) -> Int { 0 }
 
-        /// Tells the Observation framework that these keys changed, after the commit.
-        func announce(_ change: CommittedChange) {
-            for path in change.observationPaths {
-                observationRegistrar.willSet(self, keyPath: path)
-                observationRegistrar.didSet(self, keyPath: path)
-            }
+        /// Tells the Observation framework that a key changed, after the commit.
+        func announce(_ path: KeyPath<PreferencesStore, Int>) {
+            observationRegistrar.willSet(self, keyPath: path)
+            observationRegistrar.didSet(self, keyPath: path)
         }
 
         /// Tells the Observation framework that a key was read.

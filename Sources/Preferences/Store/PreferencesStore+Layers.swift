@@ -64,7 +64,7 @@ extension PreferencesStore {
             let (values, problems) = overrideLayers.read()
             let table = OverrideEntry.table(for: values, appNamespace: appNamespace)
             let (changes, paths, isFirstReading) = state.withLock {
-                state -> ([EntryChange], [KeyPath<PreferencesStore, Int>], Bool) in
+                state -> ([EntryChange], ObservationPaths, Bool) in
                 var entries: [StorageKey: OverrideEntry] = [:]
                 var changed: [StorageKey] = []
                 for (key, values) in table {
@@ -77,7 +77,7 @@ extension PreferencesStore {
                 }
                 changed += state.overrides.keys.filter { table[$0] == nil }
                 state.overrides = entries
-                var paths: [KeyPath<PreferencesStore, Int>] = []
+                var paths = ObservationPaths()
                 let changes = changed.sorted().map { key in
                     let slot = state.slot(for: key)
                     slot.override = entries[key]

@@ -131,7 +131,9 @@ extension PreferencesStore {
             for (key, first, second) in conflicts {
                 reportConflict(for: key, first: first, second: second)
             }
-            errorChannel.report(problems)
+            if !problems.isEmpty {
+                errorChannel.report(problems)
+            }
         }
         do {
             try writeLock.withLock {
@@ -162,7 +164,9 @@ extension PreferencesStore {
                     let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
                     let update = try backend.commit(
                         record, flushesToDisk: (durability ?? self.durability) == .synchronous)
-                    problems += update.problems
+                    if !update.problems.isEmpty {
+                        problems += update.problems
+                    }
                     // Records the backend found only now (see `PreferencesBackend.commit`) come first.
                     if !update.records.isEmpty {
                         absorb(BackendUpdate(records: update.records, commitCount: update.commitCount))
