@@ -193,6 +193,29 @@ struct ObservationTests {
             #expect(fired.withLock { $0 } == 1)
         }
 
+        @Test func oneCommitOfSeveralTrackedKeysFiresEachTrackingAndReachesAnObserver() throws {
+            let store = PreferencesStore.inMemory()
+            let reads: [() -> Void] = [{ _ = store[.flag] }, { _ = store[.count] }, { _ = store[.title] }]
+            let fired = Locked([0, 0, 0])
+            // A tracking scope per key, each read through the subscript, so that every key of the
+            // commit below has a key path to announce: the first and the rest of a commit's paths.
+            for (index, read) in reads.enumerated() {
+                withObservationTracking(read) {
+                    fired.withLock { $0[index] += 1 }
+                }
+            }
+            let delivered = Locked<[PreferencesChange]>([])
+            let observation = store.observe(anyOf: .count) { change in delivered.withLock { $0.append(change) } }
+            try store.transaction { preferences in
+                preferences[.flag] = true
+                preferences[.count] = 2
+                preferences[.title] = "changed"
+            }
+            #expect(fired.withLock { $0 } == [1, 1, 1])
+            #expect(delivered.withLock { $0.map(\.keys) } == [[StoredKey("count", in: .app)]])
+            observation.cancel()
+        }
+
         @Test func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)
