@@ -54,9 +54,8 @@ struct Record: Equatable, Sendable {
             writer.appendVarint(Int(sequence))
         }
         writer.appendVarint(changes.count)
-        // By index: `for change in changes` copied each change whole.
-        for index in changes.indices {
-            Self.encode(changes[index].key, changes[index].value, into: &writer)
+        for change in changes {
+            Self.encode(change.key, change.value, into: &writer)
         }
     }
 
