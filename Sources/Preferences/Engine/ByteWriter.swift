@@ -1,7 +1,8 @@
 import Foundation
 
-/// Appends the little-endian integers, varints and length-prefixed strings of the store's file format.
-struct ByteWriter {
+/// Appends the little-endian integers, varints and length-prefixed strings of the store's file format
+/// to an array (the varints and strings come from ``ByteSink``).
+struct ByteWriter: ByteSink {
     private(set) var bytes: [UInt8] = []
 
     init(capacity: Int = 0) {
@@ -29,24 +30,8 @@ struct ByteWriter {
         appendLittleEndian(value)
     }
 
-    /// LEB128: seven bits a byte, low bits first.
-    mutating func appendVarint(_ value: Int) {
-        var remaining = UInt64(value)
-        while remaining >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: remaining) | 0x80)
-            remaining >>= 7
-        }
-        bytes.append(UInt8(remaining))
-    }
-
-    mutating func appendLengthPrefixed(_ string: String) {
-        appendVarint(string.utf8.count)
-        bytes.append(contentsOf: string.utf8)
-    }
-
-    mutating func appendLengthPrefixed(_ data: Data) {
-        appendVarint(data.count)
-        bytes.append(contentsOf: data)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes.append(contentsOf: bytes)
     }
 
     mutating func append(contentsOf other: some Collection<UInt8>) {

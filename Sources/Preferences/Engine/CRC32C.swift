@@ -28,42 +28,46 @@ enum CRC32C {
         return tables
     }()
 
-    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard isAccelerated else { return checksumWithTables(bytes) }
-        return bytes.withUnsafeBufferPointer { buffer in
-            ~preferences_crc32c_update(0xFFFF_FFFF, buffer.baseAddress, buffer.count)
-        }
+        return ~preferences_crc32c_update(0xFFFF_FFFF, bytes.baseAddress, bytes.count)
+    }
+
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBytes { checksum($0) }
     }
 
     /// The checksum computed with the tables: what platforms without the instruction use, and what
     /// the tests compare the instruction with.
     static func checksumWithTables(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        bytes.withUnsafeBufferPointer { buffer in
-            tables.withUnsafeBufferPointer { table in
-                var crc: UInt32 = 0xFFFF_FFFF
-                var index = 0
-                while buffer.count - index >= 8 {
-                    // Little-endian words, assembled byte by byte: no alignment is assumed.
-                    let low =
-                        crc
-                        ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2]) << 16
-                            | UInt32(buffer[index + 3]) << 24)
-                    let high =
-                        UInt32(buffer[index + 4]) | UInt32(buffer[index + 5]) << 8 | UInt32(buffer[index + 6]) << 16
-                        | UInt32(buffer[index + 7]) << 24
-                    crc =
-                        table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
-                        ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
-                        ^ table[3 * 256 + Int(high & 0xFF)] ^ table[2 * 256 + Int((high >> 8) & 0xFF)]
-                        ^ table[256 + Int((high >> 16) & 0xFF)] ^ table[Int(high >> 24)]
-                    index += 8
-                }
-                while index < buffer.count {
-                    crc = table[Int((crc ^ UInt32(buffer[index])) & 0xFF)] ^ (crc >> 8)
-                    index += 1
-                }
-                return ~crc
+        bytes.withUnsafeBytes { checksumWithTables($0) }
+    }
+
+    private static func checksumWithTables(_ buffer: UnsafeRawBufferPointer) -> UInt32 {
+        tables.withUnsafeBufferPointer { table in
+            var crc: UInt32 = 0xFFFF_FFFF
+            var index = 0
+            while buffer.count - index >= 8 {
+                // Little-endian words, assembled byte by byte: no alignment is assumed.
+                let low =
+                    crc
+                    ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8 | UInt32(buffer[index + 2]) << 16
+                        | UInt32(buffer[index + 3]) << 24)
+                let high =
+                    UInt32(buffer[index + 4]) | UInt32(buffer[index + 5]) << 8 | UInt32(buffer[index + 6]) << 16
+                    | UInt32(buffer[index + 7]) << 24
+                crc =
+                    table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
+                    ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
+                    ^ table[3 * 256 + Int(high & 0xFF)] ^ table[2 * 256 + Int((high >> 8) & 0xFF)]
+                    ^ table[256 + Int((high >> 16) & 0xFF)] ^ table[Int(high >> 24)]
+                index += 8
             }
+            while index < buffer.count {
+                crc = table[Int((crc ^ UInt32(buffer[index])) & 0xFF)] ^ (crc >> 8)
+                index += 1
+            }
+            return ~crc
         }
     }
 

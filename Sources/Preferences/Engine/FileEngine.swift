@@ -65,8 +65,6 @@ final class FileEngine: PreferencesBackend {
         var exclusiveDepth = 0
         /// Why the last compaction failed, when it did, and when to try again.
         var compactionFailure: CompactionFailure?
-        /// The buffer each commit encodes its record in, kept so that a commit allocates none.
-        var recordBuffer = ByteWriter(capacity: 256)
     }
 
     /// A compaction that failed: reported once per cause, and retried only once the log has doubled
@@ -161,39 +159,36 @@ final class FileEngine: PreferencesBackend {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
             }
             var (log, adopted, problems) = try prepareAppend(&state)
-            var writer = state.recordBuffer
-            state.recordBuffer = ByteWriter()
-            defer {
-                writer.removeAll()
-                state.recordBuffer = writer
-            }
             // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
             // its optional strings copied through the generic `Optional`'s value witnesses.
-            RecordFrame.append(record, numbered: state.lastSequence + 1, to: &writer)
-            do throws(PreferencesError) {
-                if let mapping = state.mapping {
-                    try append(writer.bytes, through: mapping, at: state.logValidEnd)
-                } else {
-                    try fileSystem.store(writer.bytes, in: log, at: state.logValidEnd)
+            let frameSize = try RecordFrame.withFrame(of: record, numbered: state.lastSequence + 1) {
+                (frame) throws(PreferencesError) -> Int in
+                do throws(PreferencesError) {
+                    if let mapping = state.mapping {
+                        try append(frame, through: mapping, at: state.logValidEnd)
+                    } else {
+                        try fileSystem.store(frame, in: log, at: state.logValidEnd)
+                    }
+                    if flushesToDisk {
+                        try fileSystem.synchronize(log)
+                    }
+                } catch {
+                    state.isLogChecked = false
+                    // Take back what may have reached the file. Should this fail too, the next append's
+                    // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
+                    // `logValidEnd` a record that does not verify.
+                    if let mapping = state.mapping, !mapping.isLost {
+                        mapping.clear(
+                            at: state.logValidEnd, count: min(frame.count, mapping.capacity - state.logValidEnd))
+                    } else {
+                        state.mapping = nil
+                        try? fileSystem.truncate(log, to: state.logValidEnd)
+                    }
+                    throw error
                 }
-                if flushesToDisk {
-                    try fileSystem.synchronize(log)
-                }
-            } catch {
-                state.isLogChecked = false
-                // Take back what may have reached the file. Should this fail too, the next append's
-                // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
-                // `logValidEnd` a record that does not verify.
-                if let mapping = state.mapping, !mapping.isLost {
-                    mapping.clear(
-                        at: state.logValidEnd, count: min(writer.bytes.count, mapping.capacity - state.logValidEnd))
-                } else {
-                    state.mapping = nil
-                    try? fileSystem.truncate(log, to: state.logValidEnd)
-                }
-                throw error
+                return frame.count
             }
-            state.logValidEnd += writer.bytes.count
+            state.logValidEnd += frameSize
             state.lastSequence += 1
             record.apply(to: &state.entries)
             state.seenCount = lockFile.publish(
@@ -279,7 +274,9 @@ final class FileEngine: PreferencesBackend {
     }
 
     /// Copies a framed record into the mapping at `offset`, the log's end.
-    private func append(_ frame: [UInt8], through mapping: LogMapping, at offset: Int) throws(PreferencesError) {
+    private func append(_ frame: UnsafeRawBufferPointer, through mapping: LogMapping, at offset: Int)
+        throws(PreferencesError)
+    {
         try mapping.reserve(offset + frame.count)
         if !mapping.isZero(at: offset, count: frame.count) {
             // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.

@@ -84,20 +84,14 @@ extension FileSystem {
     }
 
     /// Writes `bytes` at `offset`: one `pwrite(2)`, unless the system writes less than asked.
-    func store(_ bytes: [UInt8], in file: OpenFile, at offset: Int) throws(PreferencesError) {
+    func store(_ bytes: UnsafeRawBufferPointer, in file: OpenFile, at offset: Int) throws(PreferencesError) {
         var written = 0
         while written < bytes.count {
             let count = try check(.write, file.path) {
-                bytes.withUnsafeBytes { buffer in
-                    Int32(
-                        clamping: pwrite(
-                            file.descriptor,
-                            buffer.baseAddress! + written,
-                            buffer.count - written,
-                            off_t(offset + written)
-                        )
-                    )
-                }
+                Int32(
+                    clamping: pwrite(
+                        file.descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+                )
             }
             written += Int(count)
         }

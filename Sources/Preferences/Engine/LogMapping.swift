@@ -81,14 +81,12 @@ final class LogMapping {
 
     /// Copies a framed record to `offset`, which must be reserved: the payload first, then, once
     /// it is in place, the header that makes it a record.
-    func append(_ frame: [UInt8], at offset: Int) {
-        guard let base else { return }
+    func append(_ frame: UnsafeRawBufferPointer, at offset: Int) {
+        guard let base, let source = frame.baseAddress else { return }
         let header = RecordFrame.headerSize
-        frame.withUnsafeBytes { source in
-            (base + offset + header).copyMemory(from: source.baseAddress! + header, byteCount: source.count - header)
-            preferences_fence_release()
-            (base + offset).copyMemory(from: source.baseAddress!, byteCount: header)
-        }
+        (base + offset + header).copyMemory(from: source + header, byteCount: frame.count - header)
+        preferences_fence_release()
+        (base + offset).copyMemory(from: source, byteCount: header)
     }
 
     /// Sets `count` bytes at `offset`, which must be reserved, back to zeros: takes back a record,

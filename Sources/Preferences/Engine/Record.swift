@@ -33,13 +33,13 @@ struct Record: Equatable, Sendable {
         static let all = writeIdentifier | migration | sequence
     }
 
-    func encode(into writer: inout ByteWriter) {
+    func encode<Sink: ByteSink>(into writer: inout Sink) {
         encode(into: &writer, sequence: sequence)
     }
 
     /// Encodes the record as numbered `sequence` in its log, whatever its own `sequence` says: how
     /// the engine numbers a commit without copying its record.
-    func encode(into writer: inout ByteWriter, sequence: UInt64?) {
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {
         writer.append(
             (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
                 | (sequence == nil ? 0 : Flag.sequence)
@@ -61,13 +61,13 @@ struct Record: Equatable, Sendable {
 
     /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
     /// with no record and no array made.
-    static func encodeEntry(_ key: StorageKey, _ value: StoredValue, into writer: inout ByteWriter) {
+    static func encodeEntry<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue, into writer: inout Sink) {
         writer.append(0 as UInt8)
         writer.appendVarint(1)
         encode(key, value, into: &writer)
     }
 
-    private static func encode(_ key: StorageKey, _ value: StoredValue?, into writer: inout ByteWriter) {
+    private static func encode<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue?, into writer: inout Sink) {
         writer.append(value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
         writer.appendLengthPrefixed(key.namespace)
         writer.appendLengthPrefixed(key.name)

@@ -25,6 +25,59 @@ enum RecordFrame {
         end(&writer, from: start)
     }
 
+    /// The room a commit's record is first encoded in, on the stack: most records fit.
+    private static let smallFrameSize = 512
+
+    /// Gives `body` the bytes of `record` framed, numbered `sequence` in its log.
+    ///
+    /// How a commit encodes its record: written through a pointer into memory on the stack, where
+    /// appending to an array checked its uniqueness and capacity at every byte. A record too large
+    /// for ``smallFrameSize`` is counted, then written into memory of its size.
+    static func withFrame<Result, Failure: Error>(
+        of record: Record,
+        numbered sequence: UInt64?,
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let small: Swift.Result<Result, Failure>? = withUnsafeTemporaryAllocation(
+            byteCount: smallFrameSize, alignment: 8
+        ) { buffer in
+            encode(record, numbered: sequence, into: buffer).map { frame in
+                Swift.Result { () throws(Failure) -> Result in try body(frame) }
+            }
+        }
+        if let small {
+            return try small.get()
+        }
+        var counter = ByteCounter()
+        record.encode(into: &counter, sequence: sequence)
+        let large: Swift.Result<Result, Failure> = withUnsafeTemporaryAllocation(
+            byteCount: headerSize + counter.count, alignment: 8
+        ) { buffer in
+            guard let frame = encode(record, numbered: sequence, into: buffer) else {
+                preconditionFailure("a record's count and its encoding disagree")
+            }
+            return Swift.Result { () throws(Failure) -> Result in try body(frame) }
+        }
+        return try large.get()
+    }
+
+    /// Encodes `record` framed at the start of `buffer`, and returns the frame; `nil` if it does not fit.
+    private static func encode(
+        _ record: Record,
+        numbered sequence: UInt64?,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) -> UnsafeRawBufferPointer? {
+        var writer = UnsafeByteWriter(buffer, from: headerSize)
+        record.encode(into: &writer, sequence: sequence)
+        guard !writer.overflowed else { return nil }
+        let length = UInt32(writer.count - headerSize)
+        buffer.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
+        buffer.storeBytes(of: (~length).littleEndian, toByteOffset: 4, as: UInt32.self)
+        let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[headerSize..<writer.count]))
+        buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 8, as: UInt32.self)
+        return UnsafeRawBufferPointer(rebasing: buffer[..<writer.count])
+    }
+
     /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
     static func appendEntry(_ key: StorageKey, _ value: StoredValue, to writer: inout ByteWriter) {
         let start = begin(&writer)

@@ -17,7 +17,7 @@ extension StoredValue {
     /// deep only if declared so; no real preference does.
     static let maximumNestingDepth = 64
 
-    func write(to writer: inout ByteWriter) {
+    func write<Sink: ByteSink>(to writer: inout Sink) {
         switch self {
         case .bool(let value):
             writer.append(Tag.bool.rawValue)

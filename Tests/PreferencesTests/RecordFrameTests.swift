@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+/// A commit's frame, written through a pointer, is the array writer's frame.
+///
+/// A commit's record is framed in memory on the stack, not through the array writer that frames
+/// snapshot entries and that the decoders were written against. The two must make the same bytes
+/// for every record, or a commit would read back as damage.
+@Suite struct RecordFrameTests {
+    /// Records of every kind of value, nested, with keys and strings outside ASCII, with and without
+    /// their optional fields, from a few bytes to several times the room on the stack.
+    @Test func aFrameWrittenThroughAPointerIsTheArrayWritersFrame() {
+        var generator = SplitMix64(seed: 0x5EED_F4A3)
+        var sizes: [Int] = []
+        for round in 0..<600 {
+            // Every tenth record carries a string long enough to need the counted path.
+            let record = Self.randomRecord(longString: round % 10 == 0, using: &generator)
+            let sequence: UInt64? = round % 3 == 0 ? nil : UInt64.random(in: 1...1 << 40, using: &generator)
+            var expected = ByteWriter()
+            RecordFrame.append(record, numbered: sequence, to: &expected)
+            let framed = RecordFrame.withFrame(of: record, numbered: sequence) { Array($0) }
+            #expect(framed == expected.bytes, "round \(round)")
+            var counter = ByteCounter()
+            record.encode(into: &counter, sequence: sequence)
+            #expect(counter.count + RecordFrame.headerSize == expected.bytes.count, "round \(round)")
+            let decoded = RecordFrame.record(in: framed, at: 0)
+            #expect(decoded?.0.changes == record.changes, "round \(round)")
+            #expect(decoded?.0.sequence == sequence, "round \(round)")
+            sizes.append(framed.count)
+        }
+        // Both paths were taken: frames that fit on the stack and frames that did not.
+        #expect(sizes.contains { $0 <= 512 })
+        #expect(sizes.contains { $0 > 512 })
+    }
+
+    /// A writer given too little room writes nothing past it and says so, whatever it was asked to write.
+    @Test func aWriterThatRunsOutOfRoomStopsAndSaysSo() {
+        for room in 0..<24 {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: room + 8, alignment: 8)
+            defer { buffer.deallocate() }
+            buffer.initializeMemory(as: UInt8.self, repeating: 0xEE)
+            let limited = UnsafeMutableRawBufferPointer(rebasing: buffer[..<room])
+            var writer = UnsafeByteWriter(limited)
+            writer.append(UInt8(1))
+            writer.append(UInt32(2))
+            writer.appendLengthPrefixed("héllo, wörld")
+            writer.append(UInt64(3))
+            var counter = ByteCounter()
+            counter.append(UInt8(1))
+            counter.append(UInt32(2))
+            counter.appendLengthPrefixed("héllo, wörld")
+            counter.append(UInt64(3))
+            #expect(writer.overflowed == (room < counter.count), "room \(room)")
+            #expect(writer.count <= room, "room \(room)")
+            #expect(buffer[room...].allSatisfy { $0 == 0xEE }, "room \(room): written past the room")
+        }
+    }
+
+    private static func randomRecord(longString: Bool, using generator: inout SplitMix64) -> Record {
+        let changes = (0..<Int.random(in: 1...4, using: &generator)).map { index in
+            let key = StorageKey(
+                namespace: ["app", "com.vendor.sdk", "réglages", ""][Int.random(in: 0...3, using: &generator)],
+                name: randomString(maximumLength: 20, using: &generator) + "\(index)"
+            )
+            let value: StoredValue? =
+                Bool.random(using: &generator) && index > 0
+                ? nil
+                : (longString
+                    ? .string(String(repeating: "long ✓ ", count: Int.random(in: 80...400, using: &generator)))
+                    : randomValue(depth: 0, using: &generator))
+            return EntryChange(key: key, value: value)
+        }
+        return Record(
+            changes: changes,
+            writeIdentifier: Bool.random(using: &generator) ? randomString(maximumLength: 12, using: &generator) : nil,
+            migration: Bool.random(using: &generator) ? "migration-\(Int.random(in: 0...99, using: &generator))" : nil
+        )
+    }
+
+    private static func randomValue(depth: Int, using generator: inout SplitMix64) -> StoredValue {
+        let kinds = depth < 3 ? 12 : 10
+        switch Int.random(in: 0..<kinds, using: &generator) {
+        case 0: return .bool(Bool.random(using: &generator))
+        case 1: return .signed(Int64.random(in: .min ... .max, using: &generator))
+        case 2: return .unsigned(UInt64.random(in: .min ... .max, using: &generator))
+        case 3: return .double(Double.random(in: -1e9...1e9, using: &generator))
+        case 4: return .float(Float.random(in: -1e6...1e6, using: &generator))
+        case 5: return .string(randomString(maximumLength: 40, using: &generator))
+        case 6:
+            return .data(
+                Data(
+                    (0..<Int.random(in: 0...64, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }))
+        case 7: return .date(Double.random(in: 0...2e9, using: &generator))
+        case 8: return .url("https://example.com/" + randomString(maximumLength: 10, using: &generator))
+        case 9: return .encoded(Data(randomString(maximumLength: 30, using: &generator).utf8))
+        case 10:
+            return .array(
+                (0..<Int.random(in: 0...5, using: &generator)).map { _ in
+                    randomValue(depth: depth + 1, using: &generator)
+                })
+        default:
+            var items: [String: StoredValue] = [:]
+            for _ in 0..<Int.random(in: 0...5, using: &generator) {
+                items[randomString(maximumLength: 8, using: &generator)] = randomValue(
+                    depth: depth + 1, using: &generator)
+            }
+            return .dictionary(items)
+        }
+    }
+
+    private static func randomString(maximumLength: Int, using generator: inout SplitMix64) -> String {
+        let alphabet = Array("abcXYZ019 -_.éüßñ✓€日本🙂")
+        return String(
+            (0..<Int.random(in: 0...maximumLength, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            })
+    }
+}
