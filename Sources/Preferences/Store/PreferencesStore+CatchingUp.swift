@@ -55,15 +55,17 @@ extension PreferencesStore {
 
     /// Applies the commits made elsewhere, under the lock.
     ///
-    /// A failure is reported, and memory marked current so that the next reads do not retry it;
-    /// the next commit catches up under the exclusive lock.
+    /// A failure is reported, and memory marked current as of the count read before the attempt,
+    /// so that the next reads do not retry it; the next commit catches up under the exclusive lock.
+    /// A commit that lands while the attempt fails still changes the count, and the next read
+    /// catches up with it: the count read after the failure would have marked it seen unapplied.
     func catchUp() {
+        let commitCount = backend.commitCount
         do {
             try writeLock.withLock { () throws(PreferencesError) in
                 try backend.catchUp { absorb($0) }
             }
         } catch {
-            let commitCount = backend.commitCount
             state.withLock { $0.seenCommitCount = commitCount }
             errorChannel.report(error)
         }
