@@ -11,7 +11,7 @@ extension PreferencesStore {
     ///   encoded, ``PreferencesError/Code/valueForced`` if a managed setting forces the key, or the
     ///   backend's error if it cannot be written. Nothing changes when it throws.
     public func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
-        try commit([change(setting: value, for: key)])
+        try commit(CollectionOfOne(change(setting: value, for: key)))
     }
 
     /// Removes the entry for a key, so that reading it gives the key's default.
@@ -19,7 +19,7 @@ extension PreferencesStore {
     /// - Parameter key: The key whose entry to remove.
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeValue<Value>(for key: PreferenceKey<Value>) throws {
-        try commit([PendingChange(key: storageKey(for: key), value: nil, valueType: Value.self)])
+        try commit(CollectionOfOne(PendingChange(key: storageKey(for: key), value: nil, valueType: Value.self)))
     }
 
     /// Removes every entry in a namespace, in one commit.
@@ -119,8 +119,10 @@ extension PreferencesStore {
     /// made elsewhere, drops the changes that change nothing, has the
     /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
     /// throws.
-    func commit(
-        _ changes: [PendingChange],
+    ///
+    /// Generic so that a write of one key passes `CollectionOfOne`, with no array made for it.
+    func commit<Changes: RandomAccessCollection<PendingChange>>(
+        _ changes: Changes,
         durability: Durability? = nil,
         writeIdentifier: String? = nil,
         migration: String? = nil
@@ -138,11 +140,11 @@ extension PreferencesStore {
         do {
             try writeLock.withLock {
                 try withExclusiveAccess {
-                    var forced: (key: StorageKey, origin: String)?
                     // The changes that change something, built in one pass: the record's own array.
-                    var effective: [EntryChange] = []
-                    state.withLock { state in
-                        forced = state.forcedChange(among: changes)
+                    let effective = try state.withLock {
+                        (state: inout StoreState) throws(PreferencesError) -> [EntryChange] in
+                        let forced = state.forcedChange(among: changes)
+                        var effective = state.takeChangeBuffer()
                         effective.reserveCapacity(changes.count)
                         // By index: each field is read where it lies, where `for change in changes`
                         // copied every change whole, through its value witness (measured: 100
@@ -156,9 +158,10 @@ extension PreferencesStore {
                                 effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
                             }
                         }
-                    }
-                    if let forced {
-                        throw PreferencesError(.valueForced(key: storedKey(for: forced.key), origin: forced.origin))
+                        if let forced {
+                            throw PreferencesError(.valueForced(key: storedKey(for: forced.key), origin: forced.origin))
+                        }
+                        return effective
                     }
                     guard !effective.isEmpty else { return }
                     let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
@@ -173,6 +176,7 @@ extension PreferencesStore {
                     }
                     let paths = state.withLock { state in
                         state.seenCommitCount = update.commitCount
+                        defer { state.returnChangeBuffer(record.changes) }
                         return state.apply(record.changes)
                     }
                     changeHub.enqueue(
