@@ -1,9 +1,17 @@
 /// The backend of a store that keeps its values in memory only: for tests and previews, and for a
 /// store whose file could not be opened, which refuses every write with the reason.
-struct InMemoryBackend: PreferencesBackend {
-    var location = "memory"
+///
+/// A class, like every backend, so that the store calls it through one reference: a backend that
+/// was a struct was copied out of its existential box on every write.
+final class InMemoryBackend: PreferencesBackend {
+    let location: String
     /// Why writes are refused, for a store whose file could not be opened.
-    var refusal: PreferencesError?
+    let refusal: PreferencesError?
+
+    init(location: String = "memory", refusal: PreferencesError? = nil) {
+        self.location = location
+        self.refusal = refusal
+    }
 
     // Nobody else commits here: nothing to catch up with, nobody to lock out or wake.
     var commitCount: UInt64 { 0 }

@@ -6,7 +6,10 @@ import Foundation
 /// changes durable and tells the store about changes committed elsewhere: by another store on the
 /// same files, in this process or another. The store calls ``commit(_:flushesToDisk:)``,
 /// ``withExclusiveAccess(_:_:)`` and ``catchUp(_:)`` with its write lock held.
-protocol PreferencesBackend: Sendable {
+///
+/// Backends are classes: the store holds one as an existential, and calls on a class existential
+/// copy one reference, where a struct's box was copied and destroyed on every write and read.
+protocol PreferencesBackend: AnyObject, Sendable {
     /// A path or name for messages.
     var location: String { get }
 

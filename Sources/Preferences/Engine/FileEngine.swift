@@ -242,6 +242,12 @@ final class FileEngine: PreferencesBackend {
     /// the engine shares memory and has a log.
     @discardableResult
     private func ensureMapping(_ state: inout State) throws(PreferencesError) -> LogMapping? {
+        // The common case, first: a mapping with room already.
+        if let mapping = state.mapping, state.refusal == nil,
+            state.logValidEnd + RecordFrame.headerSize <= mapping.capacity
+        {
+            return mapping
+        }
         guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
         let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
         state.mapping = mapping
