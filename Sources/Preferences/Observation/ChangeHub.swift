@@ -18,6 +18,7 @@ final class ChangeHub: Sendable {
     }
 
     private struct Observer {
+        var id: UInt64
         var filter: Filter
         /// The sequence number of the last change committed before the observer was added: it
         /// receives only later ones.
@@ -87,7 +88,7 @@ final class ChangeHub: Sendable {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.observers[id] = Observer(filter: filter, since: state.lastSequence, deliver: deliver)
+            state.observers[id] = Observer(id: id, filter: filter, since: state.lastSequence, deliver: deliver)
             return id
         }
     }
@@ -129,57 +130,66 @@ final class ChangeHub: Sendable {
         }
     }
 
-    /// Delivers the queued changes in order, unless another thread is already doing so.
+    /// Delivers the queued changes in order, batch after batch until the queue stays empty, unless
+    /// another thread is already doing so.
     func deliverPending() {
-        let isFirst = state.withLock { state in
-            guard !state.isDelivering, !state.pending.isEmpty else { return false }
-            state.isDelivering = true
-            return true
-        }
-        if isFirst {
-            drain()
-        }
-    }
-
-    /// Delivers batch after batch until the queue stays empty; one lock per batch.
-    private func drain() {
         var batch = Pending()
-        while let (observers, store) = nextBatch(swappingWith: &batch) {
+        var observers: [Observer] = []
+        var store: PreferencesStore?
+        guard takeBatch(into: &batch, observers: &observers, store: &store, startingDelivery: true) else { return }
+        repeat {
             #if canImport(Observation)
                 if let store {
-                    for path in batch.announcements {
-                        store.announce(path)
+                    for index in batch.announcements.indices {
+                        store.announce(batch.announcements[index])
                     }
                 }
             #endif
             for queued in batch.changes {
                 let change = queued.change
-                for (id, observer) in observers where observer.since < queued.sequence {
+                for observer in observers where observer.since < queued.sequence {
                     guard let narrowed = change.narrowed(to: observer.filter) else { continue }
                     // Checked again for each call, so that cancelling an observation stops it at once.
-                    guard state.withLock({ $0.observers[id] != nil }) else { continue }
+                    guard state.withLock({ $0.observers[observer.id] != nil }) else { continue }
                     observer.deliver(narrowed)
                 }
             }
             batch.removeAll()
-        }
+        } while takeBatch(into: &batch, observers: &observers, store: &store, startingDelivery: false)
     }
 
-    /// Swaps the queue for `batch`, empty buffers, and returns who to deliver it to; `nil`, with
-    /// delivery over, once the queue is empty.
-    private func nextBatch(swappingWith batch: inout Pending) -> ([(UInt64, Observer)], PreferencesStore?)? {
+    /// Swaps the queue for `batch`, and sets who to deliver it to; `false` once the queue is empty.
+    ///
+    /// `batch` comes in as empty buffers; `observers` are set in the order they were added, and
+    /// `store` to announce the batch's keys through. An empty queue ends delivery.
+    ///
+    /// Starting delivery claims it in the same lock, and takes nothing if another thread is
+    /// delivering: that thread takes these changes too. Out parameters, not an optional result:
+    /// returning an optional struct of them copied it through outlined functions (240 instructions).
+    private func takeBatch(
+        into batch: inout Pending,
+        observers: inout [Observer],
+        store: inout PreferencesStore?,
+        startingDelivery: Bool
+    ) -> Bool {
         state.withLock { state in
-            guard !state.pending.isEmpty else {
+            if startingDelivery {
+                guard !state.isDelivering, !state.pending.isEmpty else { return false }
+                state.isDelivering = true
+            } else if state.pending.isEmpty {
                 state.isDelivering = false
                 swap(&batch, &state.spare)
-                return nil
+                return false
             }
             if batch.changes.capacity == 0 && batch.announcements.capacity == 0 {
                 swap(&batch, &state.spare)
             }
             swap(&batch, &state.pending)
-            let observers = state.observers.isEmpty ? [] : state.observers.sorted { $0.key < $1.key }
-            return (observers, state.store)
+            observers = state.observers.isEmpty ? [] : state.observers.values.sorted { $0.id < $1.id }
+            if store == nil {
+                store = state.store
+            }
+            return true
         }
     }
 }
