@@ -35,6 +35,38 @@ import Testing
         #expect(sizes.contains { $0 > 512 })
     }
 
+    /// A snapshot is written through a pointer into an array sized from the size expected, and into
+    /// larger ones when it does not fit: whatever the guess, the bytes are those the array writer makes.
+    @Test func aSnapshotWrittenThroughAPointerIsTheArrayWritersSnapshot() {
+        var generator = SplitMix64(seed: 0x0005_4A95_0075)
+        for round in 0..<40 {
+            var entries: [StorageKey: StoredValue] = [:]
+            for index in 0..<Int.random(in: 0...60, using: &generator) {
+                let key = StorageKey(
+                    namespace: "app", name: Self.randomString(maximumLength: 12, using: &generator) + "\(index)")
+                // Every fourth round, values far larger than the 64 bytes an entry is first given.
+                entries[key] =
+                    round % 4 == 0
+                    ? .string(String(repeating: "ü", count: Int.random(in: 100...900, using: &generator)))
+                    : Self.randomValue(depth: 0, using: &generator)
+            }
+            let order = SnapshotFile.order(of: entries)
+            var expected = ByteWriter()
+            expected.skip(FileHeader.size)
+            for key in order {
+                RecordFrame.appendEntry(key, entries[key]!, to: &expected)
+            }
+            let body = expected.bytes[FileHeader.size...]
+            let header = FileHeader(
+                kind: .snapshot, generation: 7, bodyLength: UInt64(body.count), bodyChecksum: CRC32C.checksum(body))
+            let reference = header.encoded() + Array(body)
+            for expectedSize in [0, reference.count / 3, reference.count, reference.count * 4] {
+                let written = SnapshotFile.encode(entries, generation: 7, inOrder: order, expectedSize: expectedSize)
+                #expect(written == reference, "round \(round), expecting \(expectedSize) bytes")
+            }
+        }
+    }
+
     /// A writer given too little room writes nothing past it and says so, whatever it was asked to write.
     @Test func aWriterThatRunsOutOfRoomStopsAndSaysSo() {
         for room in 0..<24 {

@@ -15,6 +15,18 @@ protocol ByteSink {
     mutating func appendLengthPrefixed(_ string: String)
 }
 
+/// A sink that can frame what it writes: it leaves room for a header, then fills it in.
+protocol FrameSink: ByteSink {
+    /// How many bytes were written.
+    var count: Int { get }
+    /// Leaves `count` bytes to be written later with ``overwrite(_:at:)``.
+    mutating func skip(_ count: Int)
+    /// Writes four bytes over ones already left or written.
+    mutating func overwrite(_ value: UInt32, at offset: Int)
+    /// The CRC-32C of what was written from `offset` on.
+    func checksum(from offset: Int) -> UInt32
+}
+
 extension ByteSink {
     /// LEB128: seven bits a byte, low bits first.
     mutating func appendVarint(_ value: Int) {
@@ -66,7 +78,7 @@ struct ByteCounter: ByteSink {
 ///
 /// What does not fit is not written, and marks the writer ``overflowed``: the caller then
 /// counts what it writes (``ByteCounter``) and writes again into memory of that size.
-struct UnsafeByteWriter: ByteSink {
+struct UnsafeByteWriter: FrameSink {
     private let buffer: UnsafeMutableRawBufferPointer
     /// Where the next byte goes.
     private(set) var count: Int
@@ -98,6 +110,25 @@ struct UnsafeByteWriter: ByteSink {
         guard let source = bytes.baseAddress, fits(bytes.count) else { return }
         (buffer.baseAddress! + count).copyMemory(from: source, byteCount: bytes.count)
         count += bytes.count
+    }
+
+    mutating func skip(_ size: Int) {
+        guard fits(size) else { return }
+        count += size
+    }
+
+    mutating func overwrite(_ value: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= count, "overwriting past what was written")
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+    }
+
+    func checksum(from offset: Int) -> UInt32 {
+        CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[offset..<count]))
+    }
+
+    /// What was written from `offset` on.
+    func written(from offset: Int = 0) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: buffer[offset..<count])
     }
 
     private mutating func store<T: FixedWidthInteger>(_ value: T) {

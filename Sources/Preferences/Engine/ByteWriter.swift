@@ -2,17 +2,14 @@ import Foundation
 
 /// Appends the little-endian integers, varints and length-prefixed strings of the store's file format
 /// to an array (the varints and strings come from ``ByteSink``).
-struct ByteWriter: ByteSink {
+struct ByteWriter: FrameSink {
     private(set) var bytes: [UInt8] = []
 
     init(capacity: Int = 0) {
         bytes.reserveCapacity(capacity)
     }
 
-    /// Empties the writer, keeping its capacity for the next use.
-    mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
-    }
+    var count: Int { bytes.count }
 
     mutating func append(_ byte: UInt8) {
         bytes.append(byte)
@@ -45,8 +42,12 @@ struct ByteWriter: ByteSink {
     }
 
     /// Appends zeros: where a header, a length or a checksum is later written.
-    mutating func appendZeros(_ count: Int) {
+    mutating func skip(_ count: Int) {
         bytes.append(contentsOf: repeatElement(0, count: count))
+    }
+
+    func checksum(from offset: Int) -> UInt32 {
+        CRC32C.checksum(bytes[offset...])
     }
 
     private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {

@@ -65,7 +65,8 @@ extension FileEngine {
         // Decoded once, and kept decoded: the next compaction need not decode them again.
         let entries = state.entries.all
         let order = SnapshotFile.order(of: entries, reusing: state.snapshotOrder)
-        let bytes = SnapshotFile.encode(entries, generation: generation, inOrder: order)
+        let bytes = SnapshotFile.encode(
+            entries, generation: generation, inOrder: order, expectedSize: state.snapshotSize)
         var problems: [PreferencesError] = []
         if let warning = try fileSystem.replaceFile(
             at: location, with: bytes, ownedLike: logPath, flushesToDisk: flushesToDisk)

@@ -13,16 +13,40 @@ enum RecordFrame {
     // capturing the record copied it and destroyed it again, 300 instructions of a write.
 
     /// Appends `record` to `writer`, framed.
-    static func append(_ record: Record, to writer: inout ByteWriter) {
+    static func append(_ record: Record, to writer: inout some FrameSink) {
         append(record, numbered: record.sequence, to: &writer)
     }
 
     /// Appends `record` to `writer`, framed, as numbered `sequence` in its log
     /// (see ``Record/encode(into:sequence:)``).
-    static func append(_ record: Record, numbered sequence: UInt64?, to writer: inout ByteWriter) {
+    static func append(_ record: Record, numbered sequence: UInt64?, to writer: inout some FrameSink) {
         let start = begin(&writer)
         record.encode(into: &writer, sequence: sequence)
         end(&writer, from: start)
+    }
+
+    /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
+    static func appendEntry(_ key: StorageKey, _ value: StoredValue, to writer: inout some FrameSink) {
+        let start = begin(&writer)
+        Record.encodeEntry(key, value, into: &writer)
+        end(&writer, from: start)
+    }
+
+    /// Leaves room for a frame's header; returns where the frame starts.
+    private static func begin(_ writer: inout some FrameSink) -> Int {
+        let start = writer.count
+        writer.skip(headerSize)
+        return start
+    }
+
+    /// Writes the header of the frame that starts at `start`, around what was written since.
+    private static func end(_ writer: inout some FrameSink, from start: Int) {
+        // A writer that ran out of room may not even hold the header; its caller starts again.
+        guard writer.count >= start + headerSize else { return }
+        let length = UInt32(writer.count - start - headerSize)
+        writer.overwrite(length, at: start)
+        writer.overwrite(~length, at: start + 4)
+        writer.overwrite(writer.checksum(from: start + headerSize), at: start + 8)
     }
 
     /// The room a commit's record is first encoded in, on the stack: most records fit.
@@ -41,7 +65,7 @@ enum RecordFrame {
         let small: Swift.Result<Result, Failure>? = withUnsafeTemporaryAllocation(
             byteCount: smallFrameSize, alignment: 8
         ) { buffer in
-            encode(record, numbered: sequence, into: buffer).map { frame in
+            frame(record, numbered: sequence, in: buffer).map { frame in
                 Swift.Result { () throws(Failure) -> Result in try body(frame) }
             }
         }
@@ -53,7 +77,7 @@ enum RecordFrame {
         let large: Swift.Result<Result, Failure> = withUnsafeTemporaryAllocation(
             byteCount: headerSize + counter.count, alignment: 8
         ) { buffer in
-            guard let frame = encode(record, numbered: sequence, into: buffer) else {
+            guard let frame = frame(record, numbered: sequence, in: buffer) else {
                 preconditionFailure("a record's count and its encoding disagree")
             }
             return Swift.Result { () throws(Failure) -> Result in try body(frame) }
@@ -61,44 +85,15 @@ enum RecordFrame {
         return try large.get()
     }
 
-    /// Encodes `record` framed at the start of `buffer`, and returns the frame; `nil` if it does not fit.
-    private static func encode(
+    /// Frames `record` at the start of `buffer`, and returns the frame; `nil` if it does not fit.
+    private static func frame(
         _ record: Record,
         numbered sequence: UInt64?,
-        into buffer: UnsafeMutableRawBufferPointer
+        in buffer: UnsafeMutableRawBufferPointer
     ) -> UnsafeRawBufferPointer? {
-        var writer = UnsafeByteWriter(buffer, from: headerSize)
-        record.encode(into: &writer, sequence: sequence)
-        guard !writer.overflowed else { return nil }
-        let length = UInt32(writer.count - headerSize)
-        buffer.storeBytes(of: length.littleEndian, toByteOffset: 0, as: UInt32.self)
-        buffer.storeBytes(of: (~length).littleEndian, toByteOffset: 4, as: UInt32.self)
-        let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[headerSize..<writer.count]))
-        buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 8, as: UInt32.self)
-        return UnsafeRawBufferPointer(rebasing: buffer[..<writer.count])
-    }
-
-    /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
-    static func appendEntry(_ key: StorageKey, _ value: StoredValue, to writer: inout ByteWriter) {
-        let start = begin(&writer)
-        Record.encodeEntry(key, value, into: &writer)
-        end(&writer, from: start)
-    }
-
-    /// Leaves room for a frame's header; returns where the frame starts.
-    private static func begin(_ writer: inout ByteWriter) -> Int {
-        let start = writer.bytes.count
-        writer.appendZeros(headerSize)
-        return start
-    }
-
-    /// Writes the header of the frame that starts at `start`, around what was written since.
-    private static func end(_ writer: inout ByteWriter, from start: Int) {
-        let payload = (start + headerSize)..<writer.bytes.count
-        let length = UInt32(payload.count)
-        writer.overwrite(length, at: start)
-        writer.overwrite(~length, at: start + 4)
-        writer.overwrite(CRC32C.checksum(writer.bytes[payload]), at: start + 8)
+        var writer = UnsafeByteWriter(buffer)
+        append(record, numbered: sequence, to: &writer)
+        return writer.overflowed ? nil : writer.written()
     }
 
     /// The record framed at `offset`, with the offset just past it, if the frame verifies and its

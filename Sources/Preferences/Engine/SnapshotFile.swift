@@ -32,15 +32,31 @@ enum SnapshotFile {
     }
 
     /// Encodes `entries` in the order of `keys`, every key of them, sorted (see ``order(of:reusing:)``).
-    static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64, inOrder keys: [StorageKey]) -> [UInt8]
-    {
-        var writer = ByteWriter(capacity: FileHeader.size + entries.count * 64)
-        writer.appendZeros(FileHeader.size)
-        for key in keys {
-            guard let value = entries[key] else { continue }
-            RecordFrame.appendEntry(key, value, to: &writer)
+    ///
+    /// The entries are written through a pointer into an array of `expectedSize` bytes, or of twice
+    /// as many when they do not fit, then twice again: appending to an array checked its capacity
+    /// at every byte. A compaction expects the size of the last snapshot.
+    static func encode(
+        _ entries: [StorageKey: StoredValue],
+        generation: UInt64,
+        inOrder keys: [StorageKey],
+        expectedSize: Int = 0
+    ) -> [UInt8] {
+        var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.count * 64)
+        var bytes: [UInt8] = []
+        while bytes.isEmpty {
+            bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                // Zeros where the header goes, written once the body's checksum is known.
+                buffer.prefix(FileHeader.size).initialize(repeating: 0)
+                var writer = UnsafeByteWriter(UnsafeMutableRawBufferPointer(buffer), from: FileHeader.size)
+                for key in keys {
+                    guard let value = entries[key] else { continue }
+                    RecordFrame.appendEntry(key, value, to: &writer)
+                }
+                count = writer.overflowed ? 0 : writer.count
+            }
+            capacity *= 2
         }
-        var bytes = writer.bytes
         let body = bytes[FileHeader.size...]
         let header = FileHeader(
             kind: .snapshot,
