@@ -65,6 +65,32 @@ struct LockFileTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL)[counter] == 5)
     }
 
+    /// A record another writer appended while this one held a lock file since deleted is adopted by
+    /// this one's commit, never cut off as a dead writer's leftovers.
+    ///
+    /// The first store takes its lock before the file is deleted; the second, opened afterwards,
+    /// locks a new file of its own and commits at the log's end while the first still holds the
+    /// old one. The first store's commit must look past its log's end once more before it appends.
+    @Test func aRecordAppendedUnderANewLockFileIsAdoptedByAWriterHoldingTheOldOne() throws {
+        let directory = try TemporaryDirectory()
+        let first = try PreferencesStore(fileURL: directory.storeURL)
+        try first.setValue(1, for: counter)
+        let other = PreferenceKey<Int>("other", default: -1)
+        var second: PreferencesStore?
+        try first.transaction { preferences in
+            #expect(unlink(directory.lockURL.path) == 0)
+            second = try PreferencesStore(fileURL: directory.storeURL)
+            try second?.setValue(7, for: other)
+            preferences[counter] = 2
+        }
+        #expect(first[other] == 7)
+        #expect(first[counter] == 2)
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[other] == 7, "the second writer's acknowledged commit was lost")
+        #expect(reopened[counter] == 2)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+    }
+
     /// A writer started after the lock file was deleted under another locks the same file as it.
     ///
     /// Without the check after locking, the two would lock different files. What no check can see,

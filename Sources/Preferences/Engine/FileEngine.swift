@@ -41,18 +41,12 @@ final class FileEngine: PreferencesBackend {
         var snapshotOrder: [StorageKey] = []
         /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
         var log: OpenFile? {
-            didSet {
-                mapping = nil
-                isLogChecked = false
-            }
+            didSet { mapping = nil }
         }
         /// The mapping of `log` that appends go through, when the engine shares memory.
         var mapping: LogMapping?
         /// Where the last record that verifies ends: where the next append belongs.
         var logValidEnd = 0
-        /// Whether the log is known to hold nothing past `logValidEnd` for as long as this engine
-        /// keeps the exclusive lock: checked once a hold, not before every commit in it.
-        var isLogChecked = false
         /// The number of the log's last commit.
         var lastSequence: UInt64 = 0
         var snapshotSize = 0
@@ -121,9 +115,6 @@ final class FileEngine: PreferencesBackend {
         defer {
             let isLast = state.withLock { state in
                 state.exclusiveDepth -= 1
-                if state.exclusiveDepth == 0 {
-                    state.isLogChecked = false
-                }
                 return state.exclusiveDepth == 0
             }
             if isLast {
@@ -146,8 +137,6 @@ final class FileEngine: PreferencesBackend {
                 update.problems += problems
                 update.commitCount = state.seenCount
             }
-            // With no mapping yet, the append's own check makes one.
-            state.isLogChecked = state.mapping != nil
             apply(update)
         }
         return try body()
@@ -173,7 +162,6 @@ final class FileEngine: PreferencesBackend {
                         try fileSystem.synchronize(log)
                     }
                 } catch {
-                    state.isLogChecked = false
                     // Take back what may have reached the file. Should this fail too, the next append's
                     // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
                     // `logValidEnd` a record that does not verify.
@@ -214,15 +202,11 @@ final class FileEngine: PreferencesBackend {
     ) throws(PreferencesError) -> (OpenFile, adopted: [Record], problems: [PreferencesError]) {
         var problems = try ensureLog(&state)
         guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
-        guard !state.isLogChecked, try logNeedsChecking(&state) else {
-            state.isLogChecked = state.exclusiveDepth > 0
-            return (log, [], problems)
-        }
+        guard try logNeedsChecking(&state) else { return (log, [], problems) }
         let (adopted, found) = try checkLog(&state)
         problems += found
         guard let log = state.log else { preconditionFailure("checkLog leaves a log open or throws") }
         try ensureMapping(&state)
-        state.isLogChecked = state.exclusiveDepth > 0
         return (log, adopted, problems)
     }
 
