@@ -65,6 +65,32 @@ struct LockFileTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL)[counter] == 5)
     }
 
+    /// A writer killed while recording a commit in the lock page leaves some of its words new and
+    /// some old: opening reads that as no acknowledged commit, not as commits missing from the log.
+    ///
+    /// The page is left as a compaction's record killed after its first word would leave it: the
+    /// generation of the compaction, with the sequence and end of the commit before it.
+    @Test func aCommitHalfRecordedInTheLockPageIsNotReportedAsDamage() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            for value in 1...5 {
+                try store.setValue(value, for: counter)
+            }
+            try store.compact()
+        }
+        let page = try FileHandle(forUpdating: directory.lockURL)
+        for (offset, word) in [(24, UInt64(5)), (32, UInt64(300))] {
+            try page.seek(toOffset: UInt64(offset))
+            try page.write(contentsOf: withUnsafeBytes(of: word.littleEndian) { Data($0) })
+        }
+        try page.close()
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[counter] == 5)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty, "a half-recorded commit was reported as damage")
+        #expect(!(try directory.fileNames().contains { $0.contains(".damaged-") }))
+    }
+
     /// A record another writer appended while this one held a lock file since deleted is adopted by
     /// this one's commit, never cut off as a dead writer's leftovers.
     ///

@@ -25,7 +25,7 @@ import CPreferencesAtomics
 /// 16  generation    UInt64  the generation of the last acknowledged commit
 /// 24  sequence      UInt64  its number in that generation's log (0: none since the compaction)
 /// 32  committedEnd  UInt64  where its record ends in the log
-/// 40  recorded      UInt64  1 once a commit or compaction filled in the three words above
+/// 40  check         UInt64  a hash of the three words above, written after them; 0 when none
 /// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
 /// 64  mutex                 the robust mutex (Linux), set up with the page under `flock`
 /// ```
@@ -34,7 +34,9 @@ import CPreferencesAtomics
 /// a changed count costs a read of the log. The count is only ever compared for equality, so a page
 /// set up again (after the file was shortened or replaced) starts from a random number rather than
 /// from 0, which a store may have seen before. The acknowledged commit tells opening whether records
-/// are missing from the log, and where a write in progress began.
+/// are missing from the log, and where a write in progress began. Its three words are stored one
+/// at a time, so a writer killed among them leaves some new and some old: the check, stored last,
+/// then matches neither, and the page reads as having no acknowledged commit rather than a wrong one.
 ///
 /// Another program may shorten or replace the file while processes use it. Touching a mapped page
 /// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
@@ -71,7 +73,7 @@ final class LockFile: @unchecked Sendable {
         case generation = 16
         case sequence = 24
         case committedEnd = 32
-        case recorded = 40
+        case check = 40
         case waiters = 48
         case mutex = 64
     }
@@ -171,17 +173,31 @@ final class LockFile: @unchecked Sendable {
         preferences_atomic_load(word(.commitCount))
     }
 
-    /// The last acknowledged commit, or `nil` if the page has none on record (it was set up anew).
+    /// The last acknowledged commit, or `nil` if the page has none on record: it was set up anew, or
+    /// a writer died while recording one.
     ///
-    /// Read it holding the lock.
+    /// Read it holding the lock; read without it, a commit being recorded also reads as `nil`.
     var acknowledged: Acknowledged? {
-        guard preferences_atomic_load(word(.magic)) == Self.magic, preferences_atomic_load(word(.recorded)) == 1
-        else { return nil }
-        return Acknowledged(
+        guard preferences_atomic_load(word(.magic)) == Self.magic else { return nil }
+        let check = preferences_atomic_load(word(.check))
+        let acknowledged = Acknowledged(
             generation: preferences_atomic_load(word(.generation)),
             sequence: preferences_atomic_load(word(.sequence)),
             committedEnd: Int(clamping: preferences_atomic_load(word(.committedEnd)))
         )
+        return check == Self.check(of: acknowledged) ? acknowledged : nil
+    }
+
+    /// What the three words of an acknowledged commit hash to: never 0, the value of a page with none.
+    ///
+    /// Each word is multiplied by its own odd constant, so words of two different commits mixed
+    /// together match the check of neither (but with a chance of one in 2⁶⁴).
+    static func check(of acknowledged: Acknowledged) -> UInt64 {
+        let mixed =
+            acknowledged.generation &* 0x9E37_79B9_7F4A_7C15
+            ^ acknowledged.sequence &* 0xC2B2_AE3D_27D4_EB4F
+            ^ UInt64(truncatingIfNeeded: acknowledged.committedEnd) &* 0x1656_67B1_9E37_79F9
+        return mixed == 0 ? 1 : mixed
     }
 
     /// Records an acknowledged commit or a compaction and counts it; call it holding the exclusive lock.
@@ -192,7 +208,7 @@ final class LockFile: @unchecked Sendable {
             preferences_atomic_store(word(.generation), acknowledged.generation)
             preferences_atomic_store(word(.sequence), acknowledged.sequence)
             preferences_atomic_store(word(.committedEnd), UInt64(acknowledged.committedEnd))
-            preferences_atomic_store(word(.recorded), 1)
+            preferences_atomic_store(word(.check), Self.check(of: acknowledged))
             let count = preferences_atomic_increment_sequenced(word(.commitCount))
             // A system call only when someone else, in any process, sleeps on the count: this
             // object's own sleeper has nothing to learn from its own commit.
@@ -256,7 +272,7 @@ final class LockFile: @unchecked Sendable {
             throw PreferencesError(
                 .fileOperationFailed(path: path, operation: "set up the lock in", errorNumber: result))
         }
-        preferences_atomic_store(word(.recorded), 0)
+        preferences_atomic_store(word(.check), 0)
         preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
         preferences_atomic_store(word(.magic), Self.magic)
     }
@@ -361,7 +377,7 @@ final class LockFile: @unchecked Sendable {
     private func restorePage(exclusive: Bool) throws(PreferencesError) {
         try mapAgainIfNeeded()
         if exclusive && preferences_atomic_load(word(.magic)) != Self.magic {
-            preferences_atomic_store(word(.recorded), 0)
+            preferences_atomic_store(word(.check), 0)
             preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
             preferences_atomic_store(word(.magic), Self.magic)
         }
