@@ -126,9 +126,9 @@ struct UnsafeByteWriter: FrameSink {
         CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[offset..<count]))
     }
 
-    /// What was written from `offset` on.
-    func written(from offset: Int = 0) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: buffer[offset..<count])
+    /// What was written.
+    var written: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: buffer[..<count])
     }
 
     private mutating func store<T: FixedWidthInteger>(_ value: T) {

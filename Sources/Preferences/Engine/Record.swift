@@ -33,10 +33,6 @@ struct Record: Equatable, Sendable {
         static let all = writeIdentifier | migration | sequence
     }
 
-    func encode<Sink: ByteSink>(into writer: inout Sink) {
-        encode(into: &writer, sequence: sequence)
-    }
-
     /// Encodes the record as numbered `sequence` in its log, whatever its own `sequence` says: how
     /// the engine numbers a commit without copying its record.
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {

@@ -62,38 +62,31 @@ enum RecordFrame {
         numbered sequence: UInt64?,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let small: Swift.Result<Result, Failure>? = withUnsafeTemporaryAllocation(
-            byteCount: smallFrameSize, alignment: 8
-        ) { buffer in
-            frame(record, numbered: sequence, in: buffer).map { frame in
-                Swift.Result { () throws(Failure) -> Result in try body(frame) }
-            }
-        }
-        if let small {
+        if let small = withFrame(of: record, numbered: sequence, inBytes: smallFrameSize, body) {
             return try small.get()
         }
         var counter = ByteCounter()
         record.encode(into: &counter, sequence: sequence)
-        let large: Swift.Result<Result, Failure> = withUnsafeTemporaryAllocation(
-            byteCount: headerSize + counter.count, alignment: 8
-        ) { buffer in
-            guard let frame = frame(record, numbered: sequence, in: buffer) else {
-                preconditionFailure("a record's count and its encoding disagree")
-            }
-            return Swift.Result { () throws(Failure) -> Result in try body(frame) }
+        guard let large = withFrame(of: record, numbered: sequence, inBytes: headerSize + counter.count, body) else {
+            preconditionFailure("a record's count and its encoding disagree")
         }
         return try large.get()
     }
 
-    /// Frames `record` at the start of `buffer`, and returns the frame; `nil` if it does not fit.
-    private static func frame(
-        _ record: Record,
+    /// What `body` made of `record` framed in `byteCount` bytes of temporary memory (the stack's,
+    /// when small); `nil`, with `body` not called, if the frame does not fit.
+    private static func withFrame<Result, Failure: Error>(
+        of record: Record,
         numbered sequence: UInt64?,
-        in buffer: UnsafeMutableRawBufferPointer
-    ) -> UnsafeRawBufferPointer? {
-        var writer = UnsafeByteWriter(buffer)
-        append(record, numbered: sequence, to: &writer)
-        return writer.overflowed ? nil : writer.written()
+        inBytes byteCount: Int,
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) -> Swift.Result<Result, Failure>? {
+        withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { buffer in
+            var writer = UnsafeByteWriter(buffer)
+            append(record, numbered: sequence, to: &writer)
+            guard !writer.overflowed else { return nil }
+            return Swift.Result { () throws(Failure) -> Result in try body(writer.written) }
+        }
     }
 
     /// The record framed at `offset`, with the offset just past it, if the frame verifies and its

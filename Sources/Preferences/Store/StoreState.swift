@@ -99,8 +99,6 @@ struct ObservationPaths {
     private(set) var first: KeyPath<PreferencesStore, Int>?
     private(set) var rest: [KeyPath<PreferencesStore, Int>] = []
 
-    var isEmpty: Bool { first == nil }
-
     mutating func append(_ path: KeyPath<PreferencesStore, Int>) {
         if first == nil {
             first = path
