@@ -39,6 +39,24 @@ struct LockFileTests {
         #expect(try FileManager().attributesOfItem(atPath: directory.lockURL.path)[.size] as? Int == 4096)
     }
 
+    /// A page lost to the file being shortened reads the file's count again, not its own zeros.
+    ///
+    /// A store that caught up holding the lock just as the file was shortened took the lost page's
+    /// 0 for the count it had seen; had the count stayed 0, no read would have caught up again.
+    @Test func aPageLostToAShortenedFileReadsTheCountOthersCommitAfterwards() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        let lost = try LockFile(path: path, fileSystem: FileSystem())
+        let other = try LockFile(path: path, fileSystem: FileSystem())
+        #expect(truncate(path, 0) == 0)
+        #expect(lost.commitCount == 0)
+        try other.lock(exclusive: true)
+        let committed = other.publish(LockFile.Acknowledged(generation: 1, sequence: 1, committedEnd: 64))
+        other.unlock()
+        #expect(lost.commitCount == committed)
+        #expect(lost.acknowledged == LockFile.Acknowledged(generation: 1, sequence: 1, committedEnd: 64))
+    }
+
     @Test func aStoreSeesOtherWritesAfterItsLockFileWasShortenedWhileItWasIdle() throws {
         let directory = try TemporaryDirectory()
         let reader = try PreferencesStore(fileURL: directory.storeURL)
@@ -48,6 +66,29 @@ struct LockFileTests {
         let (status, errors) = child.wait()
         #expect(status == 0, "\(errors)")
         #expect(reader[PreferenceKey<Int>("child-2", default: -1, in: .custom("harness"))] == 2)
+    }
+
+    /// A store that only reads learns of a lock file deleted under it from the first writer that
+    /// moves to the new one, and reads what is committed under that one.
+    @Test func aReaderFollowsWritersToTheLockFileMadeAfterTheOldOneWasDeleted() throws {
+        let directory = try TemporaryDirectory()
+        let reader = try PreferencesStore(fileURL: directory.storeURL)
+        let writer = try PreferencesStore(fileURL: directory.storeURL)
+        try writer.setValue(1, for: counter)
+        #expect(reader[counter] == 1)
+        #expect(unlink(directory.lockURL.path) == 0)
+        try writer.setValue(2, for: counter)
+        try writer.setValue(3, for: counter)
+        // The read that finds the old page abandoned starts a catch-up under the lock, which moves
+        // the reader to the new file; until it has, reads return what the reader last knew.
+        let deadline = Date().addingTimeInterval(5)
+        while reader[counter] != 3 && Date() < deadline {
+            usleep(1_000)
+        }
+        #expect(reader[counter] == 3)
+        try writer.setValue(4, for: counter)
+        #expect(reader[counter] == 4)
+        #expect(reader.errorChannel.takeBacklog().isEmpty)
     }
 
     @Test func writersKeepLockingOneFileWhenTheLockFileIsDeletedOrReplaced() throws {

@@ -9,7 +9,6 @@ extension FileEngine {
     /// gives `false`: the catch-up under the lock deals with it, and reports what needs reporting.
     func catchUpWithoutWaiting(_ apply: (BackendUpdate) -> Void) -> Bool {
         guard let lockFile else { return true }
-        lockFile.mapAgainIfLost()
         // The count before the page's other words: they may already describe a later commit, and
         // the next read then finds nothing more to read.
         let count = lockFile.commitCount

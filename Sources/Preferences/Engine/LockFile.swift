@@ -27,6 +27,7 @@ import CPreferencesAtomics
 /// 32  committedEnd  UInt64  where its record ends in the log
 /// 40  check         UInt64  a hash of the three words above, written after them; 0 when none
 /// 48  waiters       UInt64  threads, in any process, sleeping until the commit count changes
+/// 56  incarnation   UInt64  a random number each time the page is set up anew
 /// 64  mutex                 the robust mutex (Linux), set up with the page under `flock`
 /// ```
 ///
@@ -75,6 +76,7 @@ final class LockFile: @unchecked Sendable {
         case committedEnd = 32
         case check = 40
         case waiters = 48
+        case incarnation = 56
         case mutex = 64
     }
 
@@ -168,9 +170,16 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// How many commits and compactions all processes have made on this store, as a number only
-    /// worth comparing with an earlier one.
+    /// worth comparing with an earlier one; 0 while the page is not set up.
+    ///
+    /// A page lost to another program shortening the file reads 0, and would go on reading 0
+    /// whatever others commit: a store that took that 0 for the count it had seen would never
+    /// catch up again. So a 0 maps the file again first, and the count is the file's.
     var commitCount: UInt64 {
-        preferences_atomic_load(word(.commitCount))
+        let count = preferences_atomic_load(word(.commitCount))
+        guard count == 0 else { return count }
+        mapAgainIfLost()
+        return preferences_atomic_load(word(.commitCount))
     }
 
     /// The last acknowledged commit, or `nil` if the page has none on record: it was set up anew, or
@@ -272,9 +281,19 @@ final class LockFile: @unchecked Sendable {
             throw PreferencesError(
                 .fileOperationFailed(path: path, operation: "set up the lock in", errorNumber: result))
         }
+        startPage()
+    }
+
+    /// Fills in a page set up anew, the magic last, and wakes whoever slept on the page it replaces.
+    ///
+    /// A watcher asleep when another program shortened the file is counted in none of this page's
+    /// words, so no writer would wake it: woken now, it sees a new count and sleeps again, counted.
+    private func startPage() {
+        preferences_atomic_store(word(.incarnation), UInt64.random(in: 1...UInt64.max))
         preferences_atomic_store(word(.check), 0)
         preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
         preferences_atomic_store(word(.magic), Self.magic)
+        preferences_wake_all(word(.commitCount))
     }
 
     /// Takes `flock` on the file the path names now; afterwards its page is mapped and, with the
@@ -330,13 +349,24 @@ final class LockFile: @unchecked Sendable {
     /// It sleeps on the count's low 32 bits (the first four bytes of the little-endian word). The
     /// waiters' count and the commit count are each changed before the other is read, on both sides,
     /// so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
+    ///
+    /// A page set up anew while this slept (another program shortened the file) never counted this
+    /// sleeper, so it is not counted down there: counted down, the next sleeper would go uncounted,
+    /// and no writer would wake it.
     func waitForCommit(after count: UInt64) {
+        // On a page lost to the file being shortened, it would sleep where no writer can wake it.
+        mapAgainIfLost()
+        // Read before counting itself: were the page set up anew in between, this sleeper is
+        // counted there and never counted down, which costs writers a needless wake, never a lost one.
+        let incarnation = preferences_atomic_load_sequenced(word(.incarnation))
         preferences_atomic_increment_sequenced(ownSleepers)
         preferences_atomic_increment_sequenced(word(.waiters))
         if preferences_atomic_load_sequenced(word(.commitCount)) == count {
             preferences_wait(word(.commitCount), UInt32(truncatingIfNeeded: count))
         }
-        preferences_atomic_decrement_sequenced(word(.waiters))
+        if preferences_atomic_load_sequenced(word(.incarnation)) == incarnation {
+            preferences_atomic_decrement_sequenced(word(.waiters))
+        }
         preferences_atomic_decrement_sequenced(ownSleepers)
     }
 
@@ -377,14 +407,19 @@ final class LockFile: @unchecked Sendable {
     private func restorePage(exclusive: Bool) throws(PreferencesError) {
         try mapAgainIfNeeded()
         if exclusive && preferences_atomic_load(word(.magic)) != Self.magic {
-            preferences_atomic_store(word(.check), 0)
-            preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
-            preferences_atomic_store(word(.magic), Self.magic)
+            startPage()
         }
     }
 
     /// Switches to the file now at the path, mapped in place of the old one.
+    ///
+    /// The old page is abandoned first, for the stores still on it that only read: its count moves
+    /// on, so their next read looks, and finds the page not set up, so a catch-up under the lock
+    /// moves them here too. Its sleepers are woken for the same reason.
     private func reopen() throws(PreferencesError) {
+        preferences_atomic_store(word(.magic), 0)
+        preferences_atomic_increment_sequenced(word(.commitCount))
+        preferences_wake_all(word(.commitCount))
         let newDescriptor = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
         do throws(PreferencesError) {
             try map(newDescriptor)
