@@ -87,6 +87,11 @@ struct StorageKey: Hashable, Sendable, Comparable {
         self.nameHash = nameHash ?? name.hashValue
     }
 
+    /// The same name in another namespace, its hash kept.
+    func inNamespace(_ namespace: String) -> StorageKey {
+        StorageKey(namespace: namespace, name: name, nameHash: nameHash)
+    }
+
     static func == (lhs: StorageKey, rhs: StorageKey) -> Bool {
         lhs.nameHash == rhs.nameHash && lhs.name == rhs.name && lhs.namespace == rhs.namespace
     }

@@ -48,8 +48,12 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     let codec: KeyCodec<Value>
 
-    /// The name's hash in this process, so that reading the key hashes no string.
-    let nameHash: Int
+    /// The key as a store whose app namespace is the default one stores it: built once, so that
+    /// a read builds no key and hashes no string.
+    let defaultStorageKey: StorageKey
+
+    /// Whether the key is in the app namespace, whose stored name each store chooses.
+    let isInAppNamespace: Bool
 
     /// Whether each store computes the default with `computeDefault`, rather than using `defaultValue`.
     ///
@@ -73,7 +77,13 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         self.computeDefault = computeDefault
         self.summary = summary
         hasComputedDefault = computeDefault != nil
-        nameHash = name.hashValue
+        defaultStorageKey = StorageKey(
+            namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name)
+        if case .app = namespace.kind {
+            isInAppNamespace = true
+        } else {
+            isInAppNamespace = false
+        }
         super.init()
     }
 
@@ -104,7 +114,8 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     }
 
     override func storageKey(appNamespace: String) -> StorageKey {
-        StorageKey(namespace: namespace.resolved(appNamespace: appNamespace), name: name, nameHash: nameHash)
+        guard isInAppNamespace, appNamespace != PreferencesStore.defaultAppNamespace else { return defaultStorageKey }
+        return defaultStorageKey.inNamespace(appNamespace)
     }
 
     override func declaration(appNamespace: String) -> KeyDeclaration {

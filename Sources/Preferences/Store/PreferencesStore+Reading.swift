@@ -125,7 +125,26 @@ extension PreferencesStore {
         tracksAccess: Bool = false,
         readsOverrides: Bool = true
     ) throws(PreferencesError) -> PreferenceSource? {
-        let storageKey = storageKey(for: key)
+        // The key's own storage key is passed borrowed: built or copied here, it cost a read two
+        // string retains and releases.
+        guard key.isInAppNamespace, !hasDefaultAppNamespace else {
+            return try readStoredValue(
+                for: key, at: key.defaultStorageKey, into: &value, registeringType: registeringType,
+                tracksAccess: tracksAccess, readsOverrides: readsOverrides)
+        }
+        return try readStoredValue(
+            for: key, at: storageKey(for: key), into: &value, registeringType: registeringType,
+            tracksAccess: tracksAccess, readsOverrides: readsOverrides)
+    }
+
+    private func readStoredValue<Value>(
+        for key: PreferenceKey<Value>,
+        at storageKey: StorageKey,
+        into value: inout Value,
+        registeringType: Bool,
+        tracksAccess: Bool,
+        readsOverrides: Bool
+    ) throws(PreferencesError) -> PreferenceSource? {
         let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil, tracksAccess: tracksAccess)
         if let conflictingType = slot.conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)

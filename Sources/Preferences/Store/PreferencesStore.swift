@@ -39,6 +39,9 @@ public final class PreferencesStore: Sendable {
     /// The name the app's own namespace, ``PreferenceNamespace/app``, is stored under in this store.
     public let appNamespace: String
 
+    /// Whether ``appNamespace`` is the default, so that each key's own storage key serves.
+    let hasDefaultAppNamespace: Bool
+
     /// The file the store keeps its values in, or `nil` for an in-memory store.
     ///
     /// A file store keeps two more files beside it: a log of recent commits (`.log`) and a lock
@@ -91,6 +94,7 @@ public final class PreferencesStore: Sendable {
         KeyValidation.validate(appNamespace: appNamespace)
         self.backend = backend
         self.appNamespace = appNamespace
+        hasDefaultAppNamespace = appNamespace == Self.defaultAppNamespace
         self.fileURL = fileURL
         self.durability = durability
         state = Locked(StoreState(loaded: entries, seenCommitCount: backend.commitCount))
@@ -131,11 +135,8 @@ public final class PreferencesStore: Sendable {
     }
 
     func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
-        StorageKey(
-            namespace: key.namespace.resolved(appNamespace: appNamespace),
-            name: key.name,
-            nameHash: key.nameHash
-        )
+        guard key.isInAppNamespace, !hasDefaultAppNamespace else { return key.defaultStorageKey }
+        return key.defaultStorageKey.inNamespace(appNamespace)
     }
 
     func storageKey(for key: StoredKey) -> StorageKey {
