@@ -6,24 +6,23 @@
     import Musl
 #endif
 
-/// A `pthread_mutex_t`, optionally recursive.
+/// A recursive `pthread_mutex_t`: the store's write lock, so that code a write runs (a
+/// transaction's body) may itself write without deadlocking. It guards no state of its own, only
+/// an order.
 ///
-/// Used rather than `Mutex` from Synchronization, which would raise the Apple minimums to macOS 15
-/// and iOS 18. The store's write lock is recursive, so that code a write runs (a transaction's
-/// body) may itself write without deadlocking; it guards no state of its own, only an order.
-final class SystemLock: @unchecked Sendable {
+/// `Mutex` from Synchronization is not recursive, and would raise the Apple minimums to macOS 15
+/// and iOS 18. The state itself sits behind ``Locked``'s cheaper lock.
+final class RecursiveLock: @unchecked Sendable {
     // `@unchecked` because the compiler cannot see that a mutex is safe to share: this one lives at
     // a fixed heap address from `init` to `deinit`, as pthreads requires, and holds no Swift state.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init(recursive: Bool = false) {
+    init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
-        if recursive {
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-        }
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
         let status = pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
         precondition(status == 0, "pthread_mutex_init failed with \(status)")

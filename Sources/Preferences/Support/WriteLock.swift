@@ -4,7 +4,7 @@
 /// changes to observers, must happen with no lock held, and only once a whole transaction is done.
 final class WriteLock: @unchecked Sendable {
     // `@unchecked` because of `depth`, which is only read and written while `lock` is held.
-    private let lock = SystemLock(recursive: true)
+    private let lock = RecursiveLock()
     private var depth = 0
     private let afterRelease: @Sendable () -> Void
 
