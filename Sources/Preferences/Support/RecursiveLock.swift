@@ -6,9 +6,10 @@
     import Musl
 #endif
 
-/// A recursive `pthread_mutex_t`: the store's write lock, so that code a write runs (a
-/// transaction's body) may itself write without deadlocking. It guards no state of its own, only
-/// an order.
+/// A recursive `pthread_mutex_t`, for the store's write lock.
+///
+/// Recursive so that code a write runs (a transaction's body) may itself write without
+/// deadlocking. It guards no state of its own, only an order.
 ///
 /// `Mutex` from Synchronization is not recursive, and would raise the Apple minimums to macOS 15
 /// and iOS 18. The state itself sits behind ``Locked``'s cheaper lock.
