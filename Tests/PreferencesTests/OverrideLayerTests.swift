@@ -32,6 +32,22 @@ struct OverrideLayerTests {
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
+    @Test("An override wins over a stored value that does not read as the key's type, silently")
+    func overrideOverUnreadableStoredValue() throws {
+        let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-count", "5"])])
+        try store.setValue("many", for: PreferenceKey<String>("count", default: ""))
+        #expect(store[.count] == 5)
+        #expect(try store.value(for: .count) == 5)
+        #expect(store.source(of: .count) == .launchArgument)
+        #expect(!store.errorChannel.takeBacklog().contains { $0.code == .typeMismatch })
+
+        // With no override that reads, the stored value is what fails.
+        let plain = PreferencesStore.inMemory(overrides: [.launchArguments(["-count", "several"])])
+        try plain.setValue("many", for: PreferenceKey<String>("count", default: ""))
+        #expect(plain[.count] == PreferenceKeys.count.defaultValue)
+        #expect(throws: PreferencesError.self) { try plain.value(for: .count) }
+    }
+
     @Test("A launch argument of the wrong type is reported once and skipped, never coerced")
     func wrongType() throws {
         let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-count", "many", "-flag", "2"])])

@@ -15,17 +15,22 @@ final class KeyCodec<Value: Sendable>: Sendable {
     let decodeOverride: @Sendable (Data) throws(DecodeFailure) -> Value
     /// Whether a store keeps the decoded value so that repeated reads do not decode again.
     let cachesDecodedValues: Bool
+    /// Whether reads decode under the store's lock, from the stored value in place: only for the
+    /// library's scalars, whose decoding is a few instructions and runs no code of the app's.
+    let decodesInPlace: Bool
 
     init(
         encode: @escaping @Sendable (Value) throws(EncodeFailure) -> StoredValue?,
         decode: @escaping @Sendable (StoredValue) throws(DecodeFailure) -> Value,
         decodeOverride: @escaping @Sendable (Data) throws(DecodeFailure) -> Value,
-        cachesDecodedValues: Bool
+        cachesDecodedValues: Bool,
+        decodesInPlace: Bool = false
     ) {
         self.encode = encode
         self.decode = decode
         self.decodeOverride = decodeOverride
         self.cachesDecodedValues = cachesDecodedValues
+        self.decodesInPlace = decodesInPlace
     }
 
     /// The kinds of stored value this key reads: those its decoder does not reject as a mismatch.
@@ -65,7 +70,8 @@ extension KeyCodec where Value: DirectPreferenceValue {
             encode: { codec.encode($0) },
             decode: codec.decode,
             decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
-            cachesDecodedValues: !codec.isScalar
+            cachesDecodedValues: !codec.isScalar,
+            decodesInPlace: codec.isScalar
         )
     }
 }

@@ -137,6 +137,8 @@ extension PreferencesStore {
             tracksAccess: tracksAccess, readsOverrides: readsOverrides)
     }
 
+    /// The read, given the key's storage key: a scalar of the library's is decoded under the lock,
+    /// any other value copied out of its slot and decoded outside it.
     private func readStoredValue<Value>(
         for key: PreferenceKey<Value>,
         at storageKey: StorageKey,
@@ -145,31 +147,71 @@ extension PreferencesStore {
         tracksAccess: Bool,
         readsOverrides: Bool
     ) throws(PreferencesError) -> PreferenceSource? {
-        let slot = currentSlot(for: storageKey, as: registeringType ? Value.self : nil, tracksAccess: tracksAccess)
-        if let conflictingType = slot.conflictingType {
+        let codec = key.codec
+        let type = registeringType ? Value.self : nil
+        guard !codec.decodesInPlace else {
+            // Decoded from the slot itself: copying the stored value out first, and destroying the
+            // copy, cost a read about 100 instructions.
+            var isOverridden = false
+            var read = StoredRead.absent
+            let (_, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) { slot in
+                isOverridden = slot.override != nil
+                guard let stored = slot.stored else { return }
+                do throws(DecodeFailure) {
+                    value = try codec.decode(stored)
+                    read = .decoded
+                } catch {
+                    read = .failed(error, stored)
+                }
+            }
+            if let conflictingType {
+                reportConflict(for: storageKey, first: conflictingType, second: Value.self)
+            }
+            if readsOverrides, isOverridden, let source = readOverride(for: key, at: storageKey, into: &value) {
+                return source
+            }
+            switch read {
+            case .absent:
+                return nil
+            case .decoded:
+                return .stored
+            case .failed(let failure, let stored):
+                throw readFailure(failure, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
+            }
+        }
+        let (slot, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) {
+            SlotSnapshot($0)
+        }
+        if let conflictingType {
             reportConflict(for: storageKey, first: conflictingType, second: Value.self)
         }
         if readsOverrides, slot.isOverridden, let source = readOverride(for: key, at: storageKey, into: &value) {
             return source
         }
         guard slot.hasStored else { return nil }
-        let stored = slot.stored
+        // Decoded outside the lock: a type's `init(from:)` or `init(rawValue:)` is code of the app's.
         // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
         // `Optional<Value>`'s metadata on every read.
         if let decoded = slot.decoded, decoded.type == ObjectIdentifier(Value.self) {
             value = decoded.value as! Value
             return .stored
         }
-        let codec = key.codec
         do throws(DecodeFailure) {
-            value = try codec.decode(stored)
+            value = try codec.decode(slot.stored)
         } catch {
-            throw readFailure(error, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
+            throw readFailure(error, key: storedKey(for: storageKey), stored: slot.stored, expected: Value.self)
         }
         if codec.cachesDecodedValues {
             cache(DecodedValue(value), for: storageKey, generation: slot.generation)
         }
         return .stored
+    }
+
+    /// What reading a key's stored value came to.
+    private enum StoredRead {
+        case absent
+        case decoded
+        case failed(DecodeFailure, StoredValue)
     }
 
     /// Reads the topmost override layer's value that reads as the key's type, if any does.
@@ -191,40 +233,63 @@ extension PreferencesStore {
         return found.source
     }
 
-    /// What a read needs of a key's slot, copied out under the lock.
-    struct SlotSnapshot {
+    /// What a read that decodes outside the lock needs of a key's slot, copied out under it.
+    private struct SlotSnapshot {
         /// The stored value if `hasStored`, and a placeholder if not.
         ///
         /// Not an optional: copies of a `StoredValue?` went through the generic `Optional`'s value
         /// witnesses, 140 instructions of a 1,170-instruction read.
-        var stored: StoredValue
-        var hasStored: Bool
+        var stored = StoredValue.bool(false)
+        var hasStored = false
         var decoded: DecodedValue?
-        var generation: UInt64
-        /// The type the key was first used with, when this read's type is another, reported once.
-        var conflictingType: (any Any.Type)?
+        var generation: UInt64 = 0
         /// Whether an override layer holds the key: a flag, so that the common read copies no reference.
-        var isOverridden: Bool
-    }
+        var isOverridden = false
 
-    /// The slot of a key as of the latest commit anywhere, catching up first if memory is behind.
-    ///
-    /// Not generic, so that it runs specialised whatever the key's value type.
-    private func currentSlot(for key: StorageKey, as type: (any Any.Type)?, tracksAccess: Bool) -> SlotSnapshot {
-        if let slot = slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess) {
-            return slot
+        init(_ slot: Slot) {
+            if let stored = slot.stored {
+                self.stored = stored
+                hasStored = true
+            }
+            decoded = slot.decoded
+            generation = slot.generation
+            isOverridden = slot.override != nil
         }
-        catchUpForRead()
-        return slotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true)!
     }
 
-    /// The slot of a key, or `nil` if memory is behind the backend's commits.
-    private func slotIfCurrent(
+    /// Runs `body` on a key's slot, under the lock, as of the latest commit anywhere, catching up
+    /// first if memory is behind; `body` must run no code of the app's.
+    ///
+    /// Always inlined, so that it is specialised for each caller's result, whatever the key's
+    /// value type: through a closure that filled a variable of the caller's, a read that copies
+    /// the slot out cost 86 instructions more.
+    ///
+    /// - Returns: What `body` returned, and the type the key was first used with when `type` is
+    ///   another, reported once.
+    @inline(__always)
+    private func withCurrentSlot<Result>(
         for key: StorageKey,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
-        evenIfBehind: Bool = false
-    ) -> SlotSnapshot? {
+        _ body: (Slot) -> Result
+    ) -> (Result, conflictingType: (any Any.Type)?) {
+        if let current = withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, body) {
+            return current
+        }
+        catchUpForRead()
+        return withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true, body)!
+    }
+
+    /// Runs `body` on a key's slot, under the lock; `nil`, without running it, if memory is
+    /// behind the backend's commits.
+    @inline(__always)
+    private func withSlotIfCurrent<Result>(
+        for key: StorageKey,
+        as type: (any Any.Type)?,
+        tracksAccess: Bool,
+        evenIfBehind: Bool = false,
+        _ body: (Slot) -> Result
+    ) -> (Result, conflictingType: (any Any.Type)?)? {
         let commitCount = backend.commitCount
         var isFirstTracked = false
         defer {
@@ -249,14 +314,7 @@ extension PreferencesStore {
             if let type {
                 conflictingType = slot.register(type)
             }
-            return SlotSnapshot(
-                stored: slot.stored ?? .bool(false),
-                hasStored: slot.stored != nil,
-                decoded: slot.decoded,
-                generation: slot.generation,
-                conflictingType: conflictingType,
-                isOverridden: slot.override != nil
-            )
+            return (body(slot), conflictingType)
         }
     }
 
