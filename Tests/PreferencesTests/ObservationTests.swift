@@ -127,6 +127,30 @@ struct ObservationTests {
         #expect(!store.changeHub.hasObservers)
     }
 
+    /// Nothing the store sets going keeps it: not its commit watcher, its managed settings watch,
+    /// its observers once cancelled, nor a delivery it handed to another thread.
+    @Test func aStoreNoOneHoldsIsReleased() throws {
+        let directory = try TemporaryDirectory()
+        weak var released: PreferencesStore?
+        do {
+            let store = try PreferencesStore(
+                fileURL: directory.storeURL,
+                overrides: [.managed(fileURL: directory.url.appendingPathComponent("managed.json"))])
+            let other = try PreferencesStore(fileURL: directory.storeURL)
+            let observation = store.observe(anyOf: .count) { _ in }
+            store[.count] = 1
+            other[.count] = 2
+            #expect(store[.count] == 2)  // caught up by a read, which delivers on another thread
+            observation.cancel()
+            released = store
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while released != nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(released == nil)
+    }
+
     @Test func aStreamThatIsDroppedLeavesNoObserverBehind() async throws {
         let store = PreferencesStore.inMemory()
         do {

@@ -3,6 +3,10 @@ import Testing
 
 @testable import Preferences
 
+#if canImport(Observation)
+    import Observation
+#endif
+
 @Suite("Override layers")
 struct OverrideLayerTests {
     @Test("Launch arguments override what is stored, read as each key's type")
@@ -190,6 +194,24 @@ struct OverrideLayerTests {
         try await waitUntil { store.errorChannel.takeBacklog().contains { $0.code == .fileOperationFailed } }
         #expect(store[.count] == 31)
     }
+
+    #if canImport(Observation)
+        @Test("An administrator's edit redraws a view that read the key, with no observer")
+        func managedEditReachesObservationTracking() async throws {
+            let folder = try TemporaryDirectory()
+            let settings = folder.url.appendingPathComponent("managed.json")
+            let store = PreferencesStore.inMemory(overrides: [.managed(fileURL: settings)])
+            let fired = Locked(false)
+            withObservationTracking {
+                _ = store[.count]
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            try Data(#"{"count": 30}"#.utf8).write(to: settings, options: .atomic)
+            try await waitUntil { fired.withLock { $0 } }
+            #expect(store[.count] == 30)
+        }
+    #endif
 
     /// The folders of a managed settings file made one after another, as `mkdir -p` makes them: a
     /// folder made while the watch moves down to its parent must not go unseen (it did, about one

@@ -86,7 +86,7 @@ extension PreferencesStore {
 
     /// Applies one migration in a transaction, unless another store or process applied it meanwhile.
     private func apply(_ migration: any PreferencesMigration) throws -> AppliedMigration? {
-        try writeLock.withLock {
+        try withWriteLock {
             try withExclusiveAccess {
                 var transaction = PreferencesTransaction(store: self, isMigration: true)
                 if transaction.recordsMigration(migration.id) {

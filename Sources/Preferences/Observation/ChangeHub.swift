@@ -45,9 +45,17 @@ final class ChangeHub: Sendable {
 
         var isEmpty: Bool { changes.isEmpty && announcements.isEmpty }
 
+        /// Empties both, keeping their buffers.
+        ///
+        /// One at a time: `removeAll(keepingCapacity:)` destroys through generic metadata, which
+        /// cost a write 100 instructions.
         mutating func removeAll() {
-            changes.removeAll(keepingCapacity: true)
-            announcements.removeAll(keepingCapacity: true)
+            while !changes.isEmpty {
+                changes.removeLast()
+            }
+            while !announcements.isEmpty {
+                announcements.removeLast()
+            }
         }
     }
 
@@ -60,11 +68,6 @@ final class ChangeHub: Sendable {
         var spare = Pending()
         var lastSequence: UInt64 = 0
         var isDelivering = false
-        /// Told of every change whose keys the Observation framework may track.
-        ///
-        /// A direct reference, not a closure: a stored closure costs a copy of every change
-        /// through a thunk.
-        weak var store: PreferencesStore?
     }
 
     private let state = Locked(State())
@@ -91,11 +94,6 @@ final class ChangeHub: Sendable {
             state.observers[id] = Observer(id: id, filter: filter, since: state.lastSequence, deliver: deliver)
             return id
         }
-    }
-
-    /// Sets the store to announce changes to the Observation framework through.
-    func announce(to store: PreferencesStore) {
-        state.withLock { $0.store = store }
     }
 
     /// Unregisters an observer: from now on it receives nothing, even from a delivery under way.
@@ -131,18 +129,19 @@ final class ChangeHub: Sendable {
     }
 
     /// Delivers the queued changes in order, batch after batch until the queue stays empty, unless
-    /// another thread is already doing so.
-    func deliverPending() {
+    /// another thread is already doing so; announces their keys to the Observation framework
+    /// through `store`, the store this hub belongs to.
+    ///
+    /// The store is passed in, not kept: a stored reference to it would have to be weak, and a weak
+    /// reference makes every retain and release of the store take the runtime's slow path.
+    func deliverPending(announcingThrough store: PreferencesStore) {
         var batch = Pending()
         var observers: [Observer] = []
-        var store: PreferencesStore?
-        guard takeBatch(into: &batch, observers: &observers, store: &store, startingDelivery: true) else { return }
+        guard takeBatch(into: &batch, observers: &observers, startingDelivery: true) else { return }
         repeat {
             #if canImport(Observation)
-                if let store {
-                    for index in batch.announcements.indices {
-                        store.announce(batch.announcements[index])
-                    }
+                for index in batch.announcements.indices {
+                    store.announce(batch.announcements[index])
                 }
             #endif
             for queued in batch.changes {
@@ -155,13 +154,13 @@ final class ChangeHub: Sendable {
                 }
             }
             batch.removeAll()
-        } while takeBatch(into: &batch, observers: &observers, store: &store, startingDelivery: false)
+        } while takeBatch(into: &batch, observers: &observers, startingDelivery: false)
     }
 
     /// Swaps the queue for `batch`, and sets who to deliver it to; `false` once the queue is empty.
     ///
-    /// `batch` comes in as empty buffers; `observers` are set in the order they were added, and
-    /// `store` to announce the batch's keys through. An empty queue ends delivery.
+    /// `batch` comes in as empty buffers; `observers` are set in the order they were added. An
+    /// empty queue ends delivery.
     ///
     /// Starting delivery claims it in the same lock, and takes nothing if another thread is
     /// delivering: that thread takes these changes too. Out parameters, not an optional result:
@@ -169,7 +168,6 @@ final class ChangeHub: Sendable {
     private func takeBatch(
         into batch: inout Pending,
         observers: inout [Observer],
-        store: inout PreferencesStore?,
         startingDelivery: Bool
     ) -> Bool {
         state.withLock { state in
@@ -186,9 +184,6 @@ final class ChangeHub: Sendable {
             }
             swap(&batch, &state.pending)
             observers = state.observers.isEmpty ? [] : state.observers.values.sorted { $0.id < $1.id }
-            if store == nil {
-                store = state.store
-            }
             return true
         }
     }

@@ -180,7 +180,7 @@ extension PreferencesStore {
         start: () -> Void = {},
         deliver: @escaping @Sendable (CommittedChange) -> Void
     ) -> PreferencesObservation {
-        let id = writeLock.withLock {
+        let id = withWriteLock {
             catchUpIfNeeded()
             start()
             return changeHub.add(filter, deliver: deliver)

@@ -26,7 +26,8 @@ extension PreferencesStore {
             catchUpInBackground()
         }
         if changeHub.hasPending {
-            DispatchQueue.global(qos: .userInitiated).async { [changeHub] in changeHub.deliverPending() }
+            // The store is kept until its changes are delivered: a moment.
+            DispatchQueue.global(qos: .userInitiated).async { self.changeHub.deliverPending(announcingThrough: self) }
         }
     }
 
@@ -62,7 +63,7 @@ extension PreferencesStore {
     func catchUp() {
         let commitCount = backend.commitCount
         do {
-            try writeLock.withLock { () throws(PreferencesError) in
+            try withWriteLock { () throws(PreferencesError) in
                 try backend.catchUp { absorb($0) }
             }
         } catch {

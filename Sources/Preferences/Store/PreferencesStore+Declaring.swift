@@ -76,7 +76,7 @@ extension PreferencesStore {
     /// Removes, in one commit, the stored values whose key `removes` picks, leaving forced keys.
     func removeStoredValues(where removes: (StorageKey, StoreState) -> Bool) throws(PreferencesError) {
         do {
-            try writeLock.withLock {
+            try withWriteLock {
                 try withExclusiveAccess {
                     let keys = state.withLock { state in
                         state.everySlot().compactMap { key, slot in

@@ -18,7 +18,7 @@ extension PreferencesStore {
     ///
     /// - Throws: A ``PreferencesError`` if the file cannot be synced.
     public func flush() throws {
-        try writeLock.withLock { () throws(PreferencesError) in
+        try withWriteLock { () throws(PreferencesError) in
             try backend.flush()
         }
     }

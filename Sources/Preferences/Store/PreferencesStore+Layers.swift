@@ -96,7 +96,7 @@ extension PreferencesStore {
             }
             errorChannel.report(problems)
         }
-        changeHub.deliverPending()
+        changeHub.deliverPending(announcingThrough: self)
     }
 
     /// Whether any override layer holds a value for the key.

@@ -88,7 +88,7 @@ extension PreferencesStore {
         writeIdentifier: String? = nil,
         _ body: (inout PreferencesTransaction) throws -> Result
     ) throws -> Result {
-        try writeLock.withLock {
+        try withWriteLock {
             try withExclusiveAccess {
                 var transaction = PreferencesTransaction(store: self)
                 let result = try body(&transaction)
@@ -138,7 +138,7 @@ extension PreferencesStore {
             }
         }
         do {
-            try writeLock.withLock {
+            try withWriteLock {
                 try withExclusiveAccess {
                     // The changes that change something, built in one pass: the record's own array.
                     let effective = try state.withLock {

@@ -102,12 +102,11 @@ public final class PreferencesStore: Sendable {
         errorChannel = ErrorChannel()
         let changeHub = ChangeHub()
         self.changeHub = changeHub
-        writeLock = WriteLock(afterRelease: { changeHub.deliverPending() })
+        writeLock = WriteLock()
         commitWatcher = backend.makeCommitWatcher()
         errorChannel.report(problems)
         commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
         backend.onChangesElsewhere { [weak self] in self?.catchUpIfNeeded() }
-        changeHub.announce(to: self)
         if let overrideLayers {
             // Watching first, so that no change made while the layers are read goes unseen.
             let watcher = overrideLayers.watch { [weak self] in self?.readOverrides() }
@@ -132,6 +131,12 @@ public final class PreferencesStore: Sendable {
     /// ```
     public var errors: AsyncStream<PreferencesError> {
         errorChannel.subscribe()
+    }
+
+    /// Runs `body` with the write lock held, then, once the outermost hold lets go, delivers what
+    /// was committed to observers.
+    func withWriteLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try writeLock.withLock(body) { changeHub.deliverPending(announcingThrough: self) }
     }
 
     func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {

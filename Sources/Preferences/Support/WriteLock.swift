@@ -1,4 +1,4 @@
-/// The store's write lock: recursive, and running a closure each time its outermost holder lets go.
+/// The store's write lock: recursive, and running a closure once its outermost holder lets go.
 ///
 /// Writers go one at a time, and a transaction's body may write. What the closure does, delivering
 /// changes to observers, must happen with no lock held, and only once a whole transaction is done.
@@ -6,13 +6,16 @@ final class WriteLock: @unchecked Sendable {
     // `@unchecked` because of `depth`, which is only read and written while `lock` is held.
     private let lock = RecursiveLock()
     private var depth = 0
-    private let afterRelease: @Sendable () -> Void
 
-    init(afterRelease: @escaping @Sendable () -> Void) {
-        self.afterRelease = afterRelease
-    }
-
-    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    /// Runs `body` with the lock held, then, if this was the outermost hold, `afterRelease` once
+    /// the lock is released.
+    ///
+    /// `afterRelease` is passed with each call rather than kept: kept, it could not reach the store
+    /// without a weak reference, which makes every retain of the store take the runtime's slow path.
+    func withLock<Result, Failure: Error>(
+        _ body: () throws(Failure) -> Result,
+        afterRelease: () -> Void
+    ) throws(Failure) -> Result {
         var isOutermost = false
         // Registered first, so it runs last: after the lock below has been released.
         defer {

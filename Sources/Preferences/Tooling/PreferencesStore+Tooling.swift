@@ -23,7 +23,7 @@ extension PreferencesStore {
 
     /// Writes entries as they are, and removes those given `nil`, in one commit: all or nothing.
     package func writeStoredValues(_ values: [(key: StoredKey, value: StoredValue?)]) throws {
-        try writeLock.withLock {
+        try withWriteLock {
             try withExclusiveAccess {
                 try commit(values.map { PendingChange(key: storageKey(for: $0.key), value: $0.value, valueType: nil) })
             }
@@ -33,7 +33,7 @@ extension PreferencesStore {
     /// Folds the log into a new snapshot now, under the exclusive lock; nothing for other stores.
     package func compact() throws {
         guard let engine = backend as? FileEngine else { return }
-        try writeLock.withLock {
+        try withWriteLock {
             try withExclusiveAccess {
                 let problems = try engine.compactNow()
                 errorChannel.report(problems)
