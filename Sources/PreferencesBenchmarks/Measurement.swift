@@ -61,16 +61,16 @@ func timeEach(count: Int, warmUp: Int = 10, _ operation: (Int) throws -> Void) r
 /// Times `operation` in batches of `batch` calls, and gives each batch's time per call.
 ///
 /// For operations of tens of nanoseconds, which a clock read per call would swamp.
-func timeBatches(samples: Int, batch: Int, _ operation: (Int) -> Void) -> [Double] {
+func timeBatches(samples: Int, batch: Int, _ operation: (Int) throws -> Void) rethrows -> [Double] {
     for index in 0..<batch {
-        operation(index)
+        try operation(index)
     }
     var result: [Double] = []
     result.reserveCapacity(samples)
     for sample in 0..<samples {
         let start = DispatchTime.now().uptimeNanoseconds
         for index in 0..<batch {
-            operation(sample &* batch &+ index)
+            try operation(sample &* batch &+ index)
         }
         result.append(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(batch))
     }

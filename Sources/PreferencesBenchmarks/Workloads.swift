@@ -97,6 +97,13 @@ struct Workloads {
         }
     }
 
+    /// Whether to time whole passes of writes: for this package's stores with no flush per write,
+    /// and SQLite with its usual one, the contenders whose writes take microseconds.
+    private func averagesWholePasses(_ contender: any Contender) -> Bool {
+        contender.name == "Preferences file, standard" || contender.name == "Preferences in memory"
+            || contender.name.hasSuffix("=NORMAL")
+    }
+
     func run() throws -> [Result] {
         var results: [Result] = []
         for contender in try contenders() {
@@ -122,6 +129,17 @@ struct Workloads {
                 counter += 1
                 try contender.write(counter, at: index % n)
             })
+        if averagesWholePasses(contender) {
+            // Each sample is the time per write of 30 whole passes over the keys (3,000 writes at
+            // least): long enough to take in several compactions, with their flushes, since this
+            // package's store compacts about every six passes over the benchmark's keys.
+            record(
+                "write Int, averaged over whole passes",
+                try timeBatches(samples: quick ? 3 : 5, batch: max(3_000, 30 * n)) { index in
+                    counter += 1
+                    try contender.write(counter, at: index % n)
+                })
+        }
         record("read Int", timeBatches(samples: samples, batch: batch) { sink &+= contender.readInt(at: $0 % n) })
         // Every write changes the value: a store may skip, as Preferences does, one that does not.
         record(
