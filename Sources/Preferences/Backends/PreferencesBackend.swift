@@ -75,15 +75,31 @@ struct BackendUpdate {
 }
 
 /// The full identity of a stored entry: its resolved namespace (empty for the global namespace) and its name.
+///
+/// The two strings sit in one object that every copy shares: a write copies its key half a dozen
+/// times (into its change, its record, the engine's entries and the store's memory), and a copy of
+/// two strings went through `String`'s value witnesses, where a copy of the object is one retain.
+/// The hash stays inline, so that a lookup reads no memory but the key's own.
 struct StorageKey: Hashable, Sendable, Comparable {
-    let namespace: String
-    let name: String
+    private final class Names: Sendable {
+        let namespace: String
+        let name: String
+
+        init(namespace: String, name: String) {
+            self.namespace = namespace
+            self.name = name
+        }
+    }
+
+    private let names: Names
     /// The name's hash in this process, computed once: a lookup then hashes one integer, not two strings.
     private let nameHash: Int
 
+    var namespace: String { names.namespace }
+    var name: String { names.name }
+
     init(namespace: String, name: String, nameHash: Int? = nil) {
-        self.namespace = namespace
-        self.name = name
+        names = Names(namespace: namespace, name: name)
         self.nameHash = nameHash ?? name.hashValue
     }
 
@@ -93,7 +109,8 @@ struct StorageKey: Hashable, Sendable, Comparable {
     }
 
     static func == (lhs: StorageKey, rhs: StorageKey) -> Bool {
-        lhs.nameHash == rhs.nameHash && lhs.name == rhs.name && lhs.namespace == rhs.namespace
+        guard lhs.nameHash == rhs.nameHash else { return false }
+        return lhs.names === rhs.names || (lhs.name == rhs.name && lhs.namespace == rhs.namespace)
     }
 
     func hash(into hasher: inout Hasher) {
