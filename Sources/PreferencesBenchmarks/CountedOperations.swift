@@ -34,7 +34,14 @@ struct CountedRun {
 
     func run() throws {
         let url = scratch.appendingPathComponent("counted.store")
-        let store: PreferencesStore = operation == .writeIntInMemory ? .inMemory() : try PreferencesStore(fileURL: url)
+        // `PREFERENCES_COUNT_APP_NAMESPACE` counts a file store of another app namespace, whose
+        // keys in `.app` take the path that resolves their storage key.
+        let appNamespace =
+            ProcessInfo.processInfo.environment["PREFERENCES_COUNT_APP_NAMESPACE"]
+            ?? PreferencesStore.defaultAppNamespace
+        let store: PreferencesStore =
+            operation == .writeIntInMemory
+            ? .inMemory() : try PreferencesStore(fileURL: url, appNamespace: appNamespace)
         let keys = (0..<n).map { PreferenceKey<Int>("int\($0)", default: 0) }
         let themes = (0..<n).map { PreferenceKey<BenchmarkTheme>("theme\($0)", default: .system) }
         try store.transaction { preferences in

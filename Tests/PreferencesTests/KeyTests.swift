@@ -35,6 +35,25 @@ struct KeyTests {
         #expect(store.storedKeys() == [StoredKey("flag", in: .app)])
     }
 
+    /// A key remembers the storage key of the last app namespace it was used in: stores of two
+    /// namespaces taking turns must still each find their own entry.
+    @Test func oneKeyInStoresOfTwoAppNamespacesTakingTurnsKeepsTheirValuesApart() {
+        let first = PreferencesStore.inMemory(appNamespace: "com.example.first")
+        let second = PreferencesStore.inMemory(appNamespace: "com.example.second")
+        for round in 0..<3 {
+            first[.count] = round
+            second[.count] = 100 + round
+            #expect(first[.count] == round)
+            #expect(second[.count] == 100 + round)
+        }
+        let inFirst = PreferenceKey<Int>("count", default: 0, in: .custom("com.example.first"))
+        let inSecond = PreferenceKey<Int>("count", default: 0, in: .custom("com.example.second"))
+        #expect(first[inFirst] == 2)
+        #expect(first[inSecond] == 0)
+        #expect(second[inSecond] == 102)
+        #expect(PreferencesStore.inMemory()[.count] == 0)
+    }
+
     @Test(arguments: [
         ("", "it must not be empty"),
         ("a\u{7}b", "it must not contain control characters"),

@@ -141,7 +141,7 @@ public final class PreferencesStore: Sendable {
 
     func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
         guard key.isInAppNamespace, !hasDefaultAppNamespace else { return key.defaultStorageKey }
-        return key.defaultStorageKey.inNamespace(appNamespace)
+        return key.storageKey(inAppNamespace: appNamespace)
     }
 
     func storageKey(for key: StoredKey) -> StorageKey {
