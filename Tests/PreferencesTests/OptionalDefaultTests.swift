@@ -20,6 +20,18 @@ struct OptionalDefaultTests {
         #expect(try PreferencesStore(fileURL: directory.storeURL)[plain] == nil)
     }
 
+    /// An optional of the library's scalars is decoded where it lies, under the store's lock, as
+    /// the scalar is: a stored value of another kind must still be reported, not read.
+    @Test func anOptionalIntOverAStoredStringReadsItsDefaultAndReportsTheMismatch() throws {
+        let key = PreferenceKey<Int?>("limit", default: 5)
+        let store = PreferencesStore.inMemory()
+        try store.writeStoredValues([(StoredKey("limit"), .string("ten"))])
+        #expect(store[key] == 5)
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.typeMismatch])
+        #expect(throws: PreferencesError.self) { try store.value(for: key) }
+        #expect(store.storedValue(at: StoredKey("limit")) == .string("ten"))
+    }
+
     @Test func anOptionalCodableOrRawValueWithADefaultIsStoredAsTheNonOptionalIsAndNeverAsNull() throws {
         let pet = PreferenceKey<Pet?>("pet", default: Pet(name: "Rex", age: 3))
         let theme = PreferenceKey<Theme?>("theme", default: .dark)

@@ -13,23 +13,22 @@ final class KeyCodec<Value: Sendable>: Sendable {
     /// Reads a value from the JSON an override layer holds: a launch argument, an environment
     /// variable or a managed setting (see `OverrideText`).
     let decodeOverride: @Sendable (Data) throws(DecodeFailure) -> Value
-    /// Whether a store keeps the decoded value so that repeated reads do not decode again.
-    let cachesDecodedValues: Bool
-    /// Whether reads decode under the store's lock, from the stored value in place: only for the
-    /// library's scalars, whose decoding is a few instructions and runs no code of the app's.
+    /// Whether reads decode under the store's lock, from the stored value in place.
+    ///
+    /// Only for the library's scalars (and optionals of them), whose decoding is a few
+    /// instructions and runs no code of the app's. Any other value is decoded outside the lock and
+    /// kept decoded, so that repeated reads do not decode it again.
     let decodesInPlace: Bool
 
     init(
         encode: @escaping @Sendable (Value) throws(EncodeFailure) -> StoredValue?,
         decode: @escaping @Sendable (StoredValue) throws(DecodeFailure) -> Value,
         decodeOverride: @escaping @Sendable (Data) throws(DecodeFailure) -> Value,
-        cachesDecodedValues: Bool,
-        decodesInPlace: Bool = false
+        decodesInPlace: Bool
     ) {
         self.encode = encode
         self.decode = decode
         self.decodeOverride = decodeOverride
-        self.cachesDecodedValues = cachesDecodedValues
         self.decodesInPlace = decodesInPlace
     }
 
@@ -70,7 +69,6 @@ extension KeyCodec where Value: DirectPreferenceValue {
             encode: { codec.encode($0) },
             decode: codec.decode,
             decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
-            cachesDecodedValues: !codec.isScalar,
             decodesInPlace: codec.isScalar
         )
     }
@@ -91,7 +89,7 @@ extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferen
             decodeOverride: { json throws(DecodeFailure) in
                 try value(for: try OverrideText.decode(Value.RawValue.self, from: json))
             },
-            cachesDecodedValues: true
+            decodesInPlace: false
         )
     }
 }
@@ -124,7 +122,7 @@ extension KeyCodec where Value: Codable {
                 }
             },
             decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
-            cachesDecodedValues: true
+            decodesInPlace: false
         )
     }
 }
@@ -139,7 +137,7 @@ extension KeyCodec {
             },
             decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
             decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
-            cachesDecodedValues: wrapped.cachesDecodedValues
+            decodesInPlace: wrapped.decodesInPlace
         )
     }
 }

@@ -208,9 +208,7 @@ extension PreferencesStore {
         } catch {
             throw readFailure(error, key: storedKey(for: storageKey), stored: slot.stored, expected: Value.self)
         }
-        if codec.cachesDecodedValues {
-            cache(DecodedValue(value), for: storageKey, generation: slot.generation)
-        }
+        cache(DecodedValue(value), for: storageKey, generation: slot.generation)
         return .stored
     }
 
