@@ -31,20 +31,24 @@
         }
 
         /// Tells the Observation framework that a key was read.
-        func trackAccess(_ path: KeyPath<PreferencesStore, Int>) {
-            observationRegistrar.access(self, keyPath: path)
+        func trackAccess(_ path: Unmanaged<KeyPath<PreferencesStore, Int>>) {
+            path._withUnsafeGuaranteedRef { observationRegistrar.access(self, keyPath: $0) }
         }
     }
 #endif
 
 extension Slot {
     /// The key path the Observation framework knows this key by, made on first use and kept.
-    func observationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
+    ///
+    /// Unretained: the slot holds the path for as long as the slot lives, and a slot lives as long
+    /// as its store. Passed to `access` retained, as a strong reference read out of a `var` must
+    /// be, it cost a read of an Int 51 of its 579 instructions.
+    func observationKeyPath(for key: StorageKey) -> Unmanaged<KeyPath<PreferencesStore, Int>> {
         if let observationPath {
-            return observationPath
+            return Unmanaged.passUnretained(observationPath)
         }
         let path = \PreferencesStore.[observing: key]
         observationPath = path
-        return path
+        return Unmanaged.passUnretained(path)
     }
 }

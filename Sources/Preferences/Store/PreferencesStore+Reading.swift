@@ -229,7 +229,7 @@ extension PreferencesStore {
         at storageKey: StorageKey,
         into value: inout Value
     ) -> PreferenceSource? {
-        guard let override = state.withLock({ $0.slots[storageKey]?.override }),
+        guard let override = state.withLock({ $0.existingSlot(for: storageKey)?.override }),
             let found = override.read(
                 with: key.codec,
                 report: { reportUnreadableOverrides($0, key: storageKey, expected: Value.self) })
@@ -306,27 +306,29 @@ extension PreferencesStore {
         }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            let slot = state.slot(for: key)
-            #if canImport(Observation)
-                // Inside the lock, where the slot holds the key path: passing it out would cost a retain
-                // and a release. `access` runs no code of the app's, and takes no lock unless tracking.
-                if tracksAccess {
-                    isFirstTracked = slot.observationPath == nil
-                    trackAccess(slot.observationKeyPath(for: key))
+            return state.withSlot(for: key) { slot in
+                #if canImport(Observation)
+                    // Inside the lock, where the slot holds the key path: passing it out would cost a
+                    // retain and a release. `access` runs no code of the app's, and takes no lock unless
+                    // tracking.
+                    if tracksAccess {
+                        isFirstTracked = slot.observationPath == nil
+                        trackAccess(slot.observationKeyPath(for: key))
+                    }
+                #endif
+                var conflictingType: (any Any.Type)?
+                if let type {
+                    conflictingType = slot.register(type)
                 }
-            #endif
-            var conflictingType: (any Any.Type)?
-            if let type {
-                conflictingType = slot.register(type)
+                return (body(slot), conflictingType)
             }
-            return (body(slot), conflictingType)
         }
     }
 
     /// Keeps a decoded value for later reads, if the stored value has not changed since it was read.
     private func cache(_ decoded: DecodedValue, for key: StorageKey, generation: UInt64) {
         state.withLock { state in
-            if let slot = state.slots[key], slot.generation == generation {
+            if let slot = state.existingSlot(for: key), slot.generation == generation {
                 slot.decoded = decoded
             }
         }
@@ -350,7 +352,9 @@ extension PreferencesStore {
     /// Reports a read failure the first time it happens for the value now stored, not on every read.
     private func reportOnce(_ error: PreferencesError, for key: StorageKey) {
         let isNew = state.withLock { state in
-            guard let slot = state.slots[key], slot.reportedFailureGeneration != slot.generation else { return false }
+            guard let slot = state.existingSlot(for: key), slot.reportedFailureGeneration != slot.generation else {
+                return false
+            }
             slot.reportedFailureGeneration = slot.generation
             return true
         }

@@ -150,12 +150,13 @@ extension PreferencesStore {
                         // copied every change whole, through its value witness (measured: 100
                         // instructions a write).
                         for index in changes.indices {
-                            let slot = state.slot(for: changes[index].key)
-                            if let type = changes[index].valueType, let first = slot.register(type) {
-                                conflicts.append((changes[index].key, first, type))
-                            }
-                            if slot.stored != changes[index].value {
-                                effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
+                            state.withSlot(for: changes[index].key) { slot in
+                                if let type = changes[index].valueType, let first = slot.register(type) {
+                                    conflicts.append((changes[index].key, first, type))
+                                }
+                                if slot.stored != changes[index].value {
+                                    effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
+                                }
                             }
                         }
                         if let forced {
