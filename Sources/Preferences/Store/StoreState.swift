@@ -131,23 +131,26 @@ final class Slot {
     // `@exclusivity(unchecked)`: every access happens under the store's state lock, which already
     // rules out overlapping ones, so the per-access runtime check would only cost reads time.
 
+    // The fields a read of a scalar touches come first, within 48 bytes, so that they mostly share
+    // a cache line: with 10,000 keys a read's slot is rarely in the cache (a read there took 50–56
+    // ns against 55–57 with them spread over 88 bytes).
     /// The stored value; `nil` when there is no entry.
     @exclusivity(unchecked) var stored: StoredValue?
+    /// The value type the key was first used with in this process.
+    @exclusivity(unchecked) var valueType: (any Any.Type)?
+    /// The key path the Observation framework knows the key by, once it was needed.
+    @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
+    /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
+    @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
     @exclusivity(unchecked) var decoded: DecodedValue?
     /// Changes whenever `stored` does, so that a value decoded outside the lock is cached only if
     /// it is still current, and a read failure is reported once per stored value.
     @exclusivity(unchecked) var generation: UInt64 = 0
-    /// The value type the key was first used with in this process.
-    @exclusivity(unchecked) var valueType: (any Any.Type)?
     /// The other value types already reported as conflicting with `valueType`.
     @exclusivity(unchecked) var reportedConflicts: Set<ObjectIdentifier> = []
     /// The generation whose read failure was last reported.
     @exclusivity(unchecked) var reportedFailureGeneration: UInt64?
-    /// The key path the Observation framework knows the key by, once it was needed.
-    @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
-    /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
-    @exclusivity(unchecked) var override: OverrideEntry?
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
