@@ -29,7 +29,7 @@ struct Workloads {
                 UserDefaultsContender(suiteName: "benchmark-\(id)", synchronizes: false),
                 UserDefaultsContender(suiteName: "benchmark-sync-\(id)", synchronizes: true),
                 try JSONFileContender(url: scratch.appendingPathComponent("json-\(id).json")),
-            ] + (try sqliteContenders(id: id))
+            ] + (try sqliteContenders(id: id)) + (try lmdbContenders(id: id))
         for contender in contenders {
             try fill(contender)
         }
@@ -49,6 +49,15 @@ struct Workloads {
                 synchronous: synchronous
             )
         }
+    }
+
+    /// LMDB as the issue that set this package's write targets measured it, when the system has it.
+    private func lmdbContenders(id: String) throws -> [any Contender] {
+        guard let lmdb = LMDB.load() else {
+            log("  LMDB: not installed (no liblmdb to load), left out")
+            return []
+        }
+        return [try LMDBContender(library: lmdb, path: scratch.appendingPathComponent("lmdb-\(id).mdb").path)]
     }
 
     /// Stores `n` values of every kind in one batch where the contender has batches.
@@ -79,6 +88,8 @@ struct Workloads {
             try json.fill(count: n)
         case let sqlite as SQLiteContender:
             try sqlite.fill(count: n)
+        case let lmdb as LMDBContender:
+            try lmdb.fill(count: n)
         default:
             break
         }
@@ -98,10 +109,10 @@ struct Workloads {
     }
 
     /// Whether to time whole passes of writes: for this package's stores with no flush per write,
-    /// and SQLite with its usual one, the contenders whose writes take microseconds.
+    /// SQLite with its usual one and LMDB, the contenders whose writes take microseconds.
     private func averagesWholePasses(_ contender: any Contender) -> Bool {
         contender.name == "Preferences file, standard" || contender.name == "Preferences in memory"
-            || contender.name.hasSuffix("=NORMAL")
+            || contender.name.hasSuffix("=NORMAL") || contender is LMDBContender
     }
 
     func run() throws -> [Result] {
