@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// LMDB as the fastest embedded key-value stores are used, with no flush per commit.
 ///
 /// Its memory map is written in place (`MDB_WRITEMAP`) and not flushed (`MDB_NOSYNC`), so that,
@@ -198,24 +192,26 @@ struct LMDB: @unchecked Sendable {
 
     /// The system's LMDB, or `nil` when it is not installed.
     static func load() -> LMDB? {
-        let names = ["liblmdb.so.0", "liblmdb.so", "liblmdb.dylib", "/opt/homebrew/lib/liblmdb.dylib"]
-        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW) }).first else { return nil }
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: type) }
+        guard
+            let library = SystemLibrary(anyOf: [
+                "liblmdb.so.0", "liblmdb.so", "liblmdb.dylib", "/opt/homebrew/lib/liblmdb.dylib",
+            ])
+        else {
+            return nil
         }
-        guard let environmentCreate = symbol("mdb_env_create", as: EnvironmentCreate.self),
-            let environmentSetMapSize = symbol("mdb_env_set_mapsize", as: EnvironmentSetMapSize.self),
-            let environmentOpen = symbol("mdb_env_open", as: EnvironmentOpen.self),
-            let environmentClose = symbol("mdb_env_close", as: EnvironmentClose.self),
-            let transactionBegin = symbol("mdb_txn_begin", as: TransactionBegin.self),
-            let transactionCommit = symbol("mdb_txn_commit", as: OnTransaction.self),
-            let transactionRenew = symbol("mdb_txn_renew", as: OnTransaction.self),
-            let transactionAbort = symbol("mdb_txn_abort", as: EndTransaction.self),
-            let transactionReset = symbol("mdb_txn_reset", as: EndTransaction.self),
-            let databaseOpen = symbol("mdb_dbi_open", as: DatabaseOpen.self),
-            let putValue = symbol("mdb_put", as: Put.self),
-            let getValue = symbol("mdb_get", as: Get.self),
-            let errorText = symbol("mdb_strerror", as: ErrorText.self)
+        guard let environmentCreate = library.function("mdb_env_create", as: EnvironmentCreate.self),
+            let environmentSetMapSize = library.function("mdb_env_set_mapsize", as: EnvironmentSetMapSize.self),
+            let environmentOpen = library.function("mdb_env_open", as: EnvironmentOpen.self),
+            let environmentClose = library.function("mdb_env_close", as: EnvironmentClose.self),
+            let transactionBegin = library.function("mdb_txn_begin", as: TransactionBegin.self),
+            let transactionCommit = library.function("mdb_txn_commit", as: OnTransaction.self),
+            let transactionRenew = library.function("mdb_txn_renew", as: OnTransaction.self),
+            let transactionAbort = library.function("mdb_txn_abort", as: EndTransaction.self),
+            let transactionReset = library.function("mdb_txn_reset", as: EndTransaction.self),
+            let databaseOpen = library.function("mdb_dbi_open", as: DatabaseOpen.self),
+            let putValue = library.function("mdb_put", as: Put.self),
+            let getValue = library.function("mdb_get", as: Get.self),
+            let errorText = library.function("mdb_strerror", as: ErrorText.self)
         else { return nil }
         return LMDB(
             environmentCreate: environmentCreate, environmentSetMapSize: environmentSetMapSize,

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// SQLite, as many apps keep their settings: one table in WAL mode, prepared statements, one upsert
 /// per write.
 ///
@@ -161,23 +155,25 @@ struct SQLite: @unchecked Sendable {
 
     /// The system's SQLite, or `nil` when it is not installed.
     static func load() -> SQLite? {
-        let names = ["libsqlite3.so.0", "libsqlite3.so", "libsqlite3.dylib", "/usr/lib/libsqlite3.dylib"]
-        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW) }).first else { return nil }
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: type) }
+        guard
+            let library = SystemLibrary(anyOf: [
+                "libsqlite3.so.0", "libsqlite3.so", "libsqlite3.dylib", "/usr/lib/libsqlite3.dylib",
+            ])
+        else {
+            return nil
         }
-        guard let openDatabase = symbol("sqlite3_open", as: Open.self),
-            let exec = symbol("sqlite3_exec", as: Exec.self),
-            let prepareStatement = symbol("sqlite3_prepare_v2", as: Prepare.self),
-            let bindTextValue = symbol("sqlite3_bind_text", as: BindText.self),
-            let bindInt64 = symbol("sqlite3_bind_int64", as: BindInt.self),
-            let stepStatement = symbol("sqlite3_step", as: OnStatement.self),
-            let resetStatement = symbol("sqlite3_reset", as: OnStatement.self),
-            let columnInt64 = symbol("sqlite3_column_int64", as: ColumnInt.self),
-            let columnTextValue = symbol("sqlite3_column_text", as: ColumnText.self),
-            let finalizeStatement = symbol("sqlite3_finalize", as: OnStatement.self),
-            let closeDatabase = symbol("sqlite3_close", as: OnStatement.self),
-            let errorMessage = symbol("sqlite3_errmsg", as: Message.self)
+        guard let openDatabase = library.function("sqlite3_open", as: Open.self),
+            let exec = library.function("sqlite3_exec", as: Exec.self),
+            let prepareStatement = library.function("sqlite3_prepare_v2", as: Prepare.self),
+            let bindTextValue = library.function("sqlite3_bind_text", as: BindText.self),
+            let bindInt64 = library.function("sqlite3_bind_int64", as: BindInt.self),
+            let stepStatement = library.function("sqlite3_step", as: OnStatement.self),
+            let resetStatement = library.function("sqlite3_reset", as: OnStatement.self),
+            let columnInt64 = library.function("sqlite3_column_int64", as: ColumnInt.self),
+            let columnTextValue = library.function("sqlite3_column_text", as: ColumnText.self),
+            let finalizeStatement = library.function("sqlite3_finalize", as: OnStatement.self),
+            let closeDatabase = library.function("sqlite3_close", as: OnStatement.self),
+            let errorMessage = library.function("sqlite3_errmsg", as: Message.self)
         else { return nil }
         return SQLite(
             openDatabase: openDatabase, exec: exec, prepareStatement: prepareStatement,
