@@ -154,7 +154,7 @@ extension PreferencesStore {
                                 if let type = changes[index].valueType, let first = slot.register(type) {
                                     conflicts.append((changes[index].key, first, type))
                                 }
-                                if slot.stored != changes[index].value {
+                                if !slot.stores(changes[index].value) {
                                     effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
                                 }
                             }
