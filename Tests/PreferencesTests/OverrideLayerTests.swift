@@ -290,17 +290,29 @@ struct OverrideLayerTests {
     }
 }
 
-/// Waits up to five seconds for a condition that another thread makes true.
+/// Waits for a condition that another thread makes true: up to 500 looks, 10 ms apart.
+///
+/// Counted in looks, not by the clock: with the whole suite running on two cores, suites that
+/// block their threads kept this task from running for seconds at a time, and a clock's deadline
+/// then passed with the condition looked at only a few times. A timeout says how long the wait
+/// took, and whether the condition came true within ten seconds more.
 func waitUntil(
     _ condition: () -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out", sourceLocation: sourceLocation)
-            return
-        }
+    let start = ContinuousClock.now
+    for _ in 0..<500 {
+        if condition() { return }
         try await Task.sleep(for: .milliseconds(10))
     }
+    guard !condition() else { return }
+    let waited = ContinuousClock.now - start
+    var cameTrue: Duration?
+    while cameTrue == nil && ContinuousClock.now - start < waited + .seconds(10) {
+        try await Task.sleep(for: .milliseconds(10))
+        if condition() { cameTrue = ContinuousClock.now - start - waited }
+    }
+    let after = cameTrue.map { "the condition came true \($0) later" } ?? "it was still false 10 s later"
+    Issue.record(
+        Comment(rawValue: "timed out after 500 looks in \(waited); \(after)"), sourceLocation: sourceLocation)
 }
