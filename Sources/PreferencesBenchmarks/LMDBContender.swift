@@ -14,9 +14,15 @@ final class LMDBContender: Contender {
     private let environment: OpaquePointer
     private let database: UInt32
     private let reader: OpaquePointer
+
+    /// What a key holds, as the benchmark names it: `int0`, `string0`, `pet0`, `theme0`.
+    private enum Kind: Int, CaseIterable {
+        case int, string, pet, theme
+    }
+
     /// The keys' bytes by kind and index, made once by ``fill(count:)``: building a key's string on
     /// every operation would time Swift's string interpolation rather than LMDB.
-    private var keys: [String: [[UInt8]]] = [:]
+    private var keys: [[[UInt8]]] = Kind.allCases.map { _ in [] }
 
     init(library: LMDB, path: String) throws {
         self.library = library
@@ -33,8 +39,9 @@ final class LMDBContender: Contender {
         library.close(environment)
     }
 
-    private func key(_ kind: String, _ index: Int) -> [UInt8] {
-        keys[kind]?[index] ?? Array("\(kind)\(index)".utf8)
+    private func key(_ kind: Kind, _ index: Int) -> [UInt8] {
+        let made = keys[kind.rawValue]
+        return index < made.count ? made[index] : Array("\(kind)\(index)".utf8)
     }
 
     /// Runs `body` in a write transaction, committed if it returns and aborted if it throws.
@@ -49,10 +56,17 @@ final class LMDBContender: Contender {
         }
     }
 
-    private func put(_ bytes: some ContiguousBytes, at key: [UInt8], in transaction: OpaquePointer) throws {
-        try bytes.withUnsafeBytes { value in
-            try library.put(transaction, database, key: key, value: value)
-        }
+    private func put(_ value: Int, at key: [UInt8], in transaction: OpaquePointer) throws {
+        try withUnsafeBytes(of: value) { try library.put(transaction, database, key: key, value: $0) }
+    }
+
+    private func put(_ text: String, at key: [UInt8], in transaction: OpaquePointer) throws {
+        var text = text
+        try text.withUTF8 { try library.put(transaction, database, key: key, value: UnsafeRawBufferPointer($0)) }
+    }
+
+    private func put(_ data: Data, at key: [UInt8], in transaction: OpaquePointer) throws {
+        try data.withUnsafeBytes { try library.put(transaction, database, key: key, value: $0) }
     }
 
     /// Hands the value stored at `key` to `read`, or `nil` when there is none, inside a read
@@ -73,66 +87,64 @@ final class LMDBContender: Contender {
     }
 
     func write(_ value: Int, at index: Int) throws {
-        try inWriteTransaction { try put(withUnsafeBytes(of: value) { Data($0) }, at: key("int", index), in: $0) }
+        try inWriteTransaction { try put(value, at: key(.int, index), in: $0) }
     }
 
     func readInt(at index: Int) -> Int {
-        load(key("int", index), Self.int(from:))
+        load(key(.int, index), Self.int(from:))
     }
 
     func write(_ value: String, stringAt index: Int) throws {
-        try inWriteTransaction { try put(Array(value.utf8), at: key("string", index), in: $0) }
+        try inWriteTransaction { try put(value, at: key(.string, index), in: $0) }
     }
 
     func readString(at index: Int) -> String {
-        load(key("string", index), Self.string(from:))
+        load(key(.string, index), Self.string(from:))
     }
 
     func write(_ value: BenchmarkPet, codableAt index: Int) throws {
         let json = try JSONEncoder().encode(value)
-        try inWriteTransaction { try put(json, at: key("pet", index), in: $0) }
+        try inWriteTransaction { try put(json, at: key(.pet, index), in: $0) }
     }
 
     func readCodable(at index: Int) -> BenchmarkPet {
-        let json = load(key("pet", index)) { $0.map { Data($0) } } ?? Data()
+        let json = load(key(.pet, index)) { $0.map { Data($0) } } ?? Data()
         return (try? JSONDecoder().decode(BenchmarkPet.self, from: json)) ?? .sample(-1)
     }
 
     func write(_ value: BenchmarkTheme, enumAt index: Int) throws {
-        try inWriteTransaction { try put(Array(value.rawValue.utf8), at: key("theme", index), in: $0) }
+        try inWriteTransaction { try put(value.rawValue, at: key(.theme, index), in: $0) }
     }
 
     func readEnum(at index: Int) -> BenchmarkTheme {
-        BenchmarkTheme(rawValue: load(key("theme", index), Self.string(from:))) ?? .system
+        BenchmarkTheme(rawValue: load(key(.theme, index), Self.string(from:))) ?? .system
     }
 
     func increment(at index: Int) throws {
         try inWriteTransaction { transaction in
-            let current = Self.int(from: library.get(transaction, database, key: key("int", index)))
-            try put(withUnsafeBytes(of: current + 1) { Data($0) }, at: key("int", index), in: transaction)
+            let current = Self.int(from: library.get(transaction, database, key: key(.int, index)))
+            try put(current + 1, at: key(.int, index), in: transaction)
         }
     }
 
     func writeBatch(_ values: [Int]) throws {
         try inWriteTransaction { transaction in
             for (index, value) in values.enumerated() {
-                try put(withUnsafeBytes(of: value) { Data($0) }, at: key("int", index), in: transaction)
+                try put(value, at: key(.int, index), in: transaction)
             }
         }
     }
 
     /// Stores `n` values of every kind in one transaction.
     func fill(count n: Int) throws {
-        for kind in ["int", "string", "pet", "theme"] {
-            keys[kind] = (0..<n).map { Array("\(kind)\($0)".utf8) }
-        }
+        keys = Kind.allCases.map { kind in (0..<n).map { Array("\(kind)\($0)".utf8) } }
         let encoder = JSONEncoder()
         try inWriteTransaction { transaction in
             for index in 0..<n {
-                try put(withUnsafeBytes(of: index) { Data($0) }, at: key("int", index), in: transaction)
-                try put(Array(benchmarkString(index).utf8), at: key("string", index), in: transaction)
-                try put(try encoder.encode(BenchmarkPet.sample(index)), at: key("pet", index), in: transaction)
-                try put(Array(BenchmarkTheme.dark.rawValue.utf8), at: key("theme", index), in: transaction)
+                try put(index, at: key(.int, index), in: transaction)
+                try put(benchmarkString(index), at: key(.string, index), in: transaction)
+                try put(try encoder.encode(BenchmarkPet.sample(index)), at: key(.pet, index), in: transaction)
+                try put(BenchmarkTheme.dark.rawValue, at: key(.theme, index), in: transaction)
             }
         }
     }
@@ -157,7 +169,6 @@ struct LMDB: @unchecked Sendable {
     private static let writeMap: UInt32 = 0x80000
     private static let noThreadLocalStorage: UInt32 = 0x20_0000
     private static let create: UInt32 = 0x40000
-    private static let notFound: Int32 = -30798
 
     // The C signatures of the functions used.
     private typealias EnvironmentCreate = @convention(c) (UnsafeMutablePointer<OpaquePointer?>) -> Int32

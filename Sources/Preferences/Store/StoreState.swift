@@ -40,7 +40,8 @@ struct StoreState {
     mutating func apply(_ changes: [EntryChange]) -> ObservationPaths {
         var paths = ObservationPaths()
         for change in changes {
-            // A key with no slot yet needs no value decoded: the change replaces it.
+            // A key with no slot yet needs no value decoded: the change replaces it. Not through
+            // `withSlot(for:_:)`: its closure, capturing `paths`, cost a write 245 instructions.
             let slot = slots[change.key] ?? Unmanaged.passUnretained(makeSlot(for: change.key, stored: nil))
             slot._withUnsafeGuaranteedRef { slot in
                 slot.replace(with: change.value)
