@@ -180,4 +180,21 @@ struct LogIntegrityTests {
         #expect(reopened[counter] == 1)
         #expect(damageReports(of: reopened).isEmpty)
     }
+
+    /// What a power loss may leave after a compaction in standard durability, whose new log is not
+    /// flushed: the log's name on disk, its contents not.
+    @Test func aNewLogWhoseContentsNeverReachedTheDiskIsReportedAndTheSnapshotKept() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        try store.setValue(1, for: counter)
+        try store.compact()
+        try store.setValue(2, for: counter)
+        try Data().write(to: directory.logURL)
+
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[counter] == 1)
+        let reported = damageReports(of: reopened)
+        #expect(reported.count == 1)
+        #expect(reported.first?.filePath == directory.logURL.path)
+    }
 }

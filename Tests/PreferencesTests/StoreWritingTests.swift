@@ -135,6 +135,72 @@ struct StoreWritingTests {
         #expect(error?.filePath == directory.logURL.path)
     }
 
+    /// Writes in standard durability until the log is compacted; returns the operations it took.
+    private func writeUntilCompacted(
+        _ store: PreferencesStore,
+        _ log: FileOperationLog
+    ) throws -> ArraySlice<(FileSystem.Operation, path: String)> {
+        let before = log.performed.count
+        let renames = log.count(of: .rename)
+        var written = 0
+        while log.count(of: .rename) == renames && written < 1_000 {
+            try store.setValue("value \(written)", for: .title)
+            written += 1
+        }
+        try #require(log.count(of: .rename) == renames + 2, "no compaction in \(written) writes")
+        return log.performed[before...]
+    }
+
+    /// How many times `operations` flushed a folder: opening it and flushing it count one each.
+    private func folderFlushes(in operations: ArraySlice<(FileSystem.Operation, path: String)>) -> Int {
+        operations.filter { $0.0 == .fsyncDirectory }.count / 2
+    }
+
+    @Test func aCompactionInStandardDurabilityFlushesTheSnapshotAndLeavesTheNewLogToTheFirstFlushedCommit()
+        throws
+    {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: log.fileSystem, compactionMinimumBytes: 64)
+        store[.count] = 1  // creates the log, flushed
+        let compaction = try writeUntilCompacted(store, log)
+        let synced = compaction.filter { $0.0 == .fsync }.map(\.path)
+        #expect(synced.count == 1 && synced.allSatisfy { $0.hasPrefix(directory.storeURL.path + ".tmp-") })
+        #expect(folderFlushes(in: compaction) == 1, "the snapshot's rename is flushed, the log's is not")
+
+        // The first commit that is flushed flushes the new log's name too; the next one need not.
+        for expectedFolderSyncs in [1, 0] {
+            let before = log.performed.count
+            try store.transaction(durability: .synchronous) { $0[.count] += 1 }
+            let commit = log.performed[before...]
+            #expect(commit.filter { $0.0 == .fsync }.map(\.path) == [directory.logURL.path])
+            #expect(folderFlushes(in: commit) == expectedFolderSyncs)
+        }
+        // So does a flush after the next compaction.
+        _ = try writeUntilCompacted(store, log)
+        let before = log.performed.count
+        try store.flush()
+        #expect(log.performed[before...].map(\.0) == [.fsync, .fsyncDirectory, .fsyncDirectory])
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
+    }
+
+    @Test func aSynchronousCommitIntoALogAnotherStoreMadeFlushesTheLogsName() throws {
+        let directory = try TemporaryDirectory()
+        let first = try PreferencesStore(fileURL: directory.storeURL, compactionMinimumBytes: 64)
+        for index in 0..<100 {
+            try first.setValue("value \(index)", for: .title)
+        }
+        let log = FileOperationLog()
+        let second = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        let before = log.performed.count
+        try second.transaction(durability: .synchronous) { $0[.count] = 7 }
+        let commit = log.performed[before...]
+        #expect(commit.filter { $0.0 == .fsync }.map(\.path) == [directory.logURL.path])
+        #expect(folderFlushes(in: commit) == 1)
+        #expect(first[.count] == 7)
+    }
+
     struct Cancelled: Error {}
 
     @Test(arguments: BackendKind.allCases)

@@ -55,8 +55,10 @@ extension FileEngine {
     /// snapshot and a log of the old generation, which opening ignores because the snapshot holds
     /// all of it. Either way nothing is lost. Call it holding the exclusive lock.
     ///
-    /// In standard durability (`flushesToDisk` false) the files are only ordered before the renames,
-    /// not flushed to the medium, on Apple platforms; see ``FileSystem/synchronize(_:flushesToDisk:)``.
+    /// In standard durability (`flushesToDisk` false) the snapshot is only ordered before its
+    /// rename, not flushed to the medium, on Apple platforms (see ``FileSystem/Persistence/ordered``),
+    /// and the new log is not flushed at all until a commit into it is (``FileSystem/Persistence/deferred``):
+    /// two `fsync`s of a compaction's four on Linux.
     ///
     /// - Returns: Problems that did not stop the compaction.
     func compact(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
@@ -69,7 +71,7 @@ extension FileEngine {
             entries, generation: generation, inOrder: order, expectedSize: state.snapshotSize)
         var problems: [PreferencesError] = []
         if let warning = try fileSystem.replaceFile(
-            at: location, with: bytes, ownedLike: logPath, flushesToDisk: flushesToDisk)
+            at: location, with: bytes, ownedLike: logPath, persistence: flushesToDisk ? .flushed : .ordered)
         {
             problems.append(warning)
         }
@@ -84,17 +86,29 @@ extension FileEngine {
                 LockFile.Acknowledged(generation: generation, sequence: 0, committedEnd: FileHeader.size)
             )
         }
-        problems += try ensureLog(&state, flushesToDisk: flushesToDisk)
+        problems += try ensureLog(&state, persistence: flushesToDisk ? .flushed : .deferred)
         return problems
     }
 
     /// Starts a new, empty log of the current generation, unless one is open.
-    func ensureLog(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
+    ///
+    /// A log that is not flushed now is flushed by the first commit into it that is (see
+    /// ``FileEngine/State/logIsFlushed``).
+    ///
+    /// - Parameters:
+    ///   - state: The engine's state, which takes the new log.
+    ///   - persistence: How far the new log must reach stable storage.
+    /// - Returns: Problems that did not stop the log from starting: a folder that could not be synced.
+    /// - Throws: A ``PreferencesError`` if the log cannot be written or opened.
+    func ensureLog(
+        _ state: inout State,
+        persistence: FileSystem.Persistence = .flushed
+    ) throws(PreferencesError) -> [PreferencesError] {
         guard state.log == nil else { return [] }
         var problems: [PreferencesError] = []
         let header = LogFile.header(generation: state.generation)
         if let warning = try fileSystem.replaceFile(
-            at: logPath, with: header, ownedLike: location, flushesToDisk: flushesToDisk)
+            at: logPath, with: header, ownedLike: location, persistence: persistence)
         {
             problems.append(warning)
         }
@@ -102,6 +116,7 @@ extension FileEngine {
             throw PreferencesError(.fileOperationFailed(path: logPath, operation: "open", errorNumber: ENOENT))
         }
         state.log = log
+        state.logIsFlushed = persistence == .flushed
         state.logValidEnd = FileHeader.size
         state.lastSequence = 0
         return problems

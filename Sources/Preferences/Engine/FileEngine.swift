@@ -41,8 +41,17 @@ final class FileEngine: PreferencesBackend {
         var snapshotOrder: [StorageKey] = []
         /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
         var log: OpenFile? {
-            didSet { mapping = nil }
+            didSet {
+                mapping = nil
+                logIsFlushed = false
+            }
         }
+        /// Whether the log's name and header are known to be on stable storage.
+        ///
+        /// When they are, a synchronous commit need flush only the log's data. A new log of a
+        /// compaction in standard durability is not (see ``FileSystem/Persistence/deferred``), nor
+        /// is one another engine made.
+        var logIsFlushed = false
         /// The mapping of `log` that appends go through, when the engine shares memory.
         var mapping: LogMapping?
         /// Where the last record that verifies ends: where the next append belongs.
@@ -159,7 +168,7 @@ final class FileEngine: PreferencesBackend {
                         try fileSystem.store(frame, in: log, at: state.logValidEnd)
                     }
                     if flushesToDisk {
-                        try fileSystem.synchronize(log)
+                        try flushLog(log, &state)
                     }
                 } catch {
                     // Take back what may have reached the file. Should this fail too, the next append's
@@ -318,8 +327,17 @@ final class FileEngine: PreferencesBackend {
     func flush() throws(PreferencesError) {
         try state.withLock { (state: inout State) throws(PreferencesError) in
             if let log = state.log {
-                try fileSystem.synchronize(log)
+                try flushLog(log, &state)
             }
+        }
+    }
+
+    /// Flushes the log's data to stable storage, and its name too the first time.
+    private func flushLog(_ log: OpenFile, _ state: inout State) throws(PreferencesError) {
+        try fileSystem.synchronize(log)
+        if !state.logIsFlushed {
+            try fileSystem.synchronizeFolder(of: logPath)
+            state.logIsFlushed = true
         }
     }
 }

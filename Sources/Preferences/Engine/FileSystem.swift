@@ -76,8 +76,8 @@ struct FileSystem: Sendable {
     /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either the old
     /// file or the new one: write a temporary file, sync it, rename it over, sync the directory.
     ///
-    /// `flushesToDisk` chooses, on Apple platforms, a full flush or an ordering barrier; see
-    /// ``synchronize(_:flushesToDisk:)``.
+    /// `persistence` says how far the file and its name must reach stable storage first; see
+    /// ``Persistence``.
     ///
     /// The new file keeps the owner and mode of the one it replaces, or, when there is none, takes
     /// those of `template`: a compaction run by another user (root, say) must not lock the owner
@@ -91,13 +91,13 @@ struct FileSystem: Sendable {
         at path: String,
         with bytes: [UInt8],
         ownedLike template: String,
-        flushesToDisk: Bool = true
+        persistence: Persistence = .flushed
     ) throws(PreferencesError) -> PreferencesError? {
         let directory = (path as NSString).deletingLastPathComponent
         try createDirectory(at: directory)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try writeNewFile(
-            at: temporary, bytes: bytes, ownership: ownership(ofFirstOf: [path, template]), flushesToDisk: flushesToDisk
+            at: temporary, bytes: bytes, ownership: ownership(ofFirstOf: [path, template]), persistence: persistence
         )
         do throws(PreferencesError) {
             try check(.rename, path) { rename(temporary, path) }
@@ -105,6 +105,7 @@ struct FileSystem: Sendable {
             unlink(temporary)
             throw error
         }
+        guard persistence != .deferred else { return nil }
         do throws(PreferencesError) {
             try syncDirectory(directory)
             return nil
@@ -115,8 +116,8 @@ struct FileSystem: Sendable {
 
     /// Writes a file that must not exist yet, owned like `template`, and syncs it and its directory.
     func createFile(at path: String, with bytes: [UInt8], ownedLike template: String) throws(PreferencesError) {
-        try writeNewFile(at: path, bytes: bytes, ownership: ownership(ofFirstOf: [template]), flushesToDisk: true)
-        try syncDirectory((path as NSString).deletingLastPathComponent)
+        try writeNewFile(at: path, bytes: bytes, ownership: ownership(ofFirstOf: [template]), persistence: .flushed)
+        try synchronizeFolder(of: path)
     }
 
     /// Removes the temporary files that a replacement of any of `paths`, files of one folder, left
@@ -157,7 +158,7 @@ struct FileSystem: Sendable {
         at path: String,
         bytes: [UInt8],
         ownership: Ownership?,
-        flushesToDisk: Bool
+        persistence: Persistence
     ) throws(PreferencesError) {
         let descriptor = try check(.open, path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
         defer { close(descriptor) }
@@ -165,7 +166,7 @@ struct FileSystem: Sendable {
             if let ownership {
                 try apply(ownership, to: descriptor, path: path)
             }
-            try writeWhole(bytes, to: descriptor, path: path, flushesToDisk: flushesToDisk)
+            try writeWhole(bytes, to: descriptor, path: path, persistence: persistence)
         } catch {
             unlink(path)
             throw error
@@ -176,7 +177,7 @@ struct FileSystem: Sendable {
         _ bytes: [UInt8],
         to descriptor: Int32,
         path: String,
-        flushesToDisk: Bool
+        persistence: Persistence
     ) throws(PreferencesError) {
         try removeDataProtection(from: path)
         var offset = 0
@@ -188,7 +189,9 @@ struct FileSystem: Sendable {
             }
             offset += Int(written)
         }
-        _ = try check(.fsync, path) { Self.synchronize(descriptor, flushesToDisk: flushesToDisk) }
+        if let synchronizes = persistence.synchronizesFile {
+            _ = try check(.fsync, path) { Self.synchronize(descriptor, flushesToDisk: synchronizes) }
+        }
     }
 
     func createDirectory(at path: String) throws(PreferencesError) {
@@ -204,6 +207,11 @@ struct FileSystem: Sendable {
             try removeDataProtection(from: path)
             try syncDirectory(parent.isEmpty ? "." : parent)
         }
+    }
+
+    /// Flushes the folder holding `path` to stable storage: the file's name, once created or renamed.
+    func synchronizeFolder(of path: String) throws(PreferencesError) {
+        try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
     private func syncDirectory(_ path: String) throws(PreferencesError) {

@@ -120,14 +120,19 @@ final class FileOperationLog: Sendable {
         var applies: @Sendable (String) -> Bool
     }
 
-    private let state = Locked<(counts: [FileSystem.Operation: Int], failing: [FileSystem.Operation: Failure])>(
-        ([:], [:])
-    )
+    private struct State {
+        var counts: [FileSystem.Operation: Int] = [:]
+        var performed: [(FileSystem.Operation, path: String)] = []
+        var failing: [FileSystem.Operation: Failure] = [:]
+    }
+
+    private let state = Locked(State())
 
     var fileSystem: FileSystem {
         FileSystem { operation, path in
             self.state.withLock { state in
                 state.counts[operation, default: 0] += 1
+                state.performed.append((operation, path))
                 guard let failure = state.failing[operation] else { return nil }
                 return failure.applies(path) ? failure.errorNumber : nil
             }
@@ -141,6 +146,11 @@ final class FileOperationLog: Sendable {
     /// Every operation counted so far.
     var counts: [FileSystem.Operation: Int] {
         state.withLock { $0.counts }
+    }
+
+    /// Every operation so far, in order, with the path it was on.
+    var performed: [(FileSystem.Operation, path: String)] {
+        state.withLock { $0.performed }
     }
 
     /// Makes `operation` fail with `errorNumber`, or succeed again when it is `nil`; only on the
