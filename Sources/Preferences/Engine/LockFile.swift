@@ -51,12 +51,20 @@ final class LockFile: @unchecked Sendable {
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
     // atomic operations of `CPreferencesAtomics`. `descriptor` changes only in
     // `lock(exclusive:)`, which, like `unlock()`, the engine calls one at a time, under its store's
-    // write lock or before the store exists.
+    // write lock or before the store exists; and only under `remapping`, which is all a read that
+    // maps a lost page again (`mapAgainIfLost()`) reads it under.
     let path: String
     private let fileSystem: FileSystem
     /// The files whose owner and mode a lock file created anew takes.
     private let templates: [String]
     private var descriptor: Int32
+    /// Held to map the page again, and to switch `descriptor` to another file.
+    ///
+    /// A read maps a lost page again without the lock. Unserialised, it could read the descriptor
+    /// of a file the writer had just left and closed, whose number the next file opened anywhere
+    /// in the process takes, and lengthen and map that file as the lock page; or map the old file
+    /// back over the new one the writer had just mapped.
+    private let remapping = Locked(())
     private let page: UnsafeMutableRawPointer
     private let guardSlot: Int32
     /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
@@ -385,12 +393,14 @@ final class LockFile: @unchecked Sendable {
 
     /// Maps the file again if the page was lost; should that fail, the page stays marked lost.
     private func mapAgainIfNeeded() throws(PreferencesError) {
-        guard preferences_guard_take_lost(guardSlot) else { return }
-        do throws(PreferencesError) {
-            try map(descriptor)
-        } catch {
-            preferences_guard_mark_lost(guardSlot)
-            throw error
+        try remapping.withLock { (_: inout Void) throws(PreferencesError) in
+            guard preferences_guard_take_lost(guardSlot) else { return }
+            do throws(PreferencesError) {
+                try map(descriptor)
+            } catch {
+                preferences_guard_mark_lost(guardSlot)
+                throw error
+            }
         }
     }
 
@@ -421,15 +431,17 @@ final class LockFile: @unchecked Sendable {
         preferences_atomic_increment_sequenced(word(.commitCount))
         preferences_wake_all(word(.commitCount))
         let newDescriptor = try Self.openFile(at: path, fileSystem: fileSystem, ownedLike: templates)
-        do throws(PreferencesError) {
-            try map(newDescriptor)
-        } catch {
-            close(newDescriptor)
-            throw error
+        try remapping.withLock { (_: inout Void) throws(PreferencesError) in
+            do throws(PreferencesError) {
+                try map(newDescriptor)
+            } catch {
+                close(newDescriptor)
+                throw error
+            }
+            close(descriptor)
+            descriptor = newDescriptor
+            _ = preferences_guard_take_lost(guardSlot)
         }
-        close(descriptor)
-        descriptor = newDescriptor
-        _ = preferences_guard_take_lost(guardSlot)
     }
 
     /// Maps the first page of `descriptor` at the page's address, lengthening the file if it was shortened.
