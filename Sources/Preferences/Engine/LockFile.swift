@@ -385,8 +385,9 @@ final class LockFile: @unchecked Sendable {
 
     /// Maps the file again, without the lock, if the page was lost to another program shortening it.
     ///
-    /// Mapping the file again and lengthening it back are safe to race; setting up the page is left
-    /// to the next writer.
+    /// Serialised with a writer switching files by `remapping`; setting up the page is left to the
+    /// next writer. Never inlined: it is the rare path of ``commitCount``, which every read takes.
+    @inline(never)
     func mapAgainIfLost() {
         try? mapAgainIfNeeded()
     }
