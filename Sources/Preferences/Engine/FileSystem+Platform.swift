@@ -9,32 +9,6 @@ import Foundation
 #endif
 
 extension FileSystem {
-    /// How far a file that ``replaceFile(at:with:ownedLike:persistence:)`` writes must reach stable
-    /// storage before the call returns.
-    enum Persistence {
-        /// The file and its name are on the medium: what a synchronous commit needs.
-        case flushed
-        /// The file reaches the drive before its rename, and its name after it, so that a power
-        /// loss leaves the old file or the new one whole; on Apple platforms not yet on the medium
-        /// (see ``synchronize(_:flushesToDisk:)``). What a snapshot needs: it replaces the log's
-        /// records, some of which may have been flushed by synchronous commits.
-        case ordered
-        /// Nothing is asked of the drive: the file is safe from the process being killed, and a
-        /// power loss may leave the old file, or the new one cut short, which opening reports. What
-        /// a new, empty log needs in standard durability: the commits that go into it are not
-        /// flushed either, and the first one that is flushes the log's name with it.
-        case deferred
-
-        /// The `flushesToDisk` of the file's synchronization before its rename; `nil` for none.
-        var synchronizesFile: Bool? {
-            switch self {
-            case .flushed: true
-            case .ordered: false
-            case .deferred: nil
-            }
-        }
-    }
-
     /// Flushes a file to stable storage before a rename makes it the one readers see.
     ///
     /// On Apple platforms `fsync` reaches only the drive's cache. With `flushesToDisk`, `F_FULLFSYNC`
