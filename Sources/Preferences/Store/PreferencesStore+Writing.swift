@@ -140,29 +140,33 @@ extension PreferencesStore {
         do {
             try withWriteLock {
                 try withExclusiveAccess {
-                    // The changes that change something, built in one pass: the record's own array.
-                    let effective = try state.withLock {
-                        (state: inout StoreState) throws(PreferencesError) -> [EntryChange] in
+                    // The changes that change something, built in one pass: the record's own array,
+                    // and their slots, which applying the changes then need not look up again.
+                    let (effective, slots) = try state.withLock {
+                        (state: inout StoreState) throws(PreferencesError) -> ([EntryChange], [Unmanaged<Slot>]) in
                         let forced = state.forcedChange(among: changes)
-                        var effective = state.takeChangeBuffer()
+                        var (effective, slots) = state.takeChangeBuffers()
                         effective.reserveCapacity(changes.count)
+                        slots.reserveCapacity(changes.count)
                         // By index: each field is read where it lies, where `for change in changes`
                         // copied every change whole, through its value witness (measured: 100
                         // instructions a write).
                         for index in changes.indices {
-                            state.withSlot(for: changes[index].key) { slot in
+                            let unretained = state.unretainedSlot(for: changes[index].key)
+                            unretained._withUnsafeGuaranteedRef { slot in
                                 if let type = changes[index].valueType, let first = slot.register(type) {
                                     conflicts.append((changes[index].key, first, type))
                                 }
                                 if !slot.stores(changes[index].value) {
                                     effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
+                                    slots.append(unretained)
                                 }
                             }
                         }
                         if let forced {
                             throw PreferencesError(.valueForced(key: storedKey(for: forced.key), origin: forced.origin))
                         }
-                        return effective
+                        return (effective, slots)
                     }
                     guard !effective.isEmpty else { return }
                     let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
@@ -177,8 +181,8 @@ extension PreferencesStore {
                     }
                     let paths = state.withLock { state in
                         state.seenCommitCount = update.commitCount
-                        defer { state.returnChangeBuffer(record.changes) }
-                        return state.apply(record.changes)
+                        defer { state.returnChangeBuffers(record.changes, slots) }
+                        return state.apply(record.changes, slots: slots)
                     }
                     changeHub.enqueue(
                         record.changes,

@@ -27,6 +27,8 @@ struct StoreState {
     /// The last commit's array of changes, for the next commit to empty and fill: a write then
     /// allocates no array for its record (measured: 500 instructions, with freeing it).
     private var spareChanges: [EntryChange] = []
+    /// The slots of the last commit's changes, kept for the next commit likewise.
+    private var spareSlots: [Unmanaged<Slot>] = []
 
     init(loaded: StoredEntries, seenCommitCount: UInt64) {
         self.loaded = loaded
@@ -35,16 +37,25 @@ struct StoreState {
 
     /// Applies changes committed elsewhere, or by this store.
     ///
+    /// - Parameters:
+    ///   - changes: The changes, in commit order.
+    ///   - found: The slots of the changes' keys, in the same order, when the caller has them
+    ///     already: a commit found each when it compared the values, and no slot is ever removed.
+    ///     Empty to look them up.
     /// - Returns: The Observation framework's key paths of the changed keys that have one.
     @discardableResult
-    mutating func apply(_ changes: [EntryChange]) -> ObservationPaths {
+    mutating func apply(_ changes: [EntryChange], slots found: [Unmanaged<Slot>] = []) -> ObservationPaths {
         var paths = ObservationPaths()
-        for change in changes {
+        for index in changes.indices {
             // A key with no slot yet needs no value decoded: the change replaces it. Not through
             // `withSlot(for:_:)`: its closure, capturing `paths`, cost a write 245 instructions.
-            let slot = slots[change.key] ?? Unmanaged.passUnretained(makeSlot(for: change.key, stored: nil))
+            let slot =
+                index < found.count
+                ? found[index]
+                : slots[changes[index].key]
+                    ?? Unmanaged.passUnretained(makeSlot(for: changes[index].key, stored: nil))
             slot._withUnsafeGuaranteedRef { slot in
-                slot.replace(with: change.value)
+                slot.replace(with: changes[index].value)
                 if let path = slot.observationPath {
                     paths.append(path)
                 }
@@ -53,19 +64,22 @@ struct StoreState {
         return paths
     }
 
-    /// An empty array of changes for a commit's record, with the capacity of the last one's.
-    mutating func takeChangeBuffer() -> [EntryChange] {
-        var buffer: [EntryChange] = []
-        swap(&buffer, &spareChanges)
-        buffer.empty()
-        return buffer
+    /// Empty arrays for a commit's changes and their slots, with the capacity of the last commit's.
+    mutating func takeChangeBuffers() -> ([EntryChange], [Unmanaged<Slot>]) {
+        var buffers: ([EntryChange], [Unmanaged<Slot>]) = ([], [])
+        swap(&buffers.0, &spareChanges)
+        swap(&buffers.1, &spareSlots)
+        buffers.0.empty()
+        buffers.1.empty()
+        return buffers
     }
 
-    /// Keeps a commit's array of changes for the next commit to reuse, once it is applied.
+    /// Keeps a commit's arrays for the next commit to reuse, once it is applied.
     ///
     /// Its changes are the values now stored, which the slots hold too: keeping them costs no memory.
-    mutating func returnChangeBuffer(_ buffer: [EntryChange]) {
-        spareChanges = buffer
+    mutating func returnChangeBuffers(_ changes: [EntryChange], _ slots: [Unmanaged<Slot>]) {
+        spareChanges = changes
+        spareSlots = slots
     }
 
     /// The slot of a key, made the first time the key is read or changed.
@@ -76,8 +90,13 @@ struct StoreState {
     /// Runs `body` on the slot of a key, made if the key has none, without retaining the slot.
     @inline(__always)
     mutating func withSlot<Result>(for key: StorageKey, _ body: (Slot) -> Result) -> Result {
-        let slot = slots[key] ?? Unmanaged.passUnretained(makeSlot(for: key, stored: loaded[key]))
-        return slot._withUnsafeGuaranteedRef(body)
+        unretainedSlot(for: key)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The slot of a key, made if the key has none, unretained: it lives as long as the state.
+    @inline(__always)
+    mutating func unretainedSlot(for key: StorageKey) -> Unmanaged<Slot> {
+        slots[key] ?? Unmanaged.passUnretained(makeSlot(for: key, stored: loaded[key]))
     }
 
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
