@@ -239,6 +239,54 @@ struct OverrideLayerTests {
         }
     }
 
+    #if os(Linux)
+        /// inotify cannot watch a folder when the user is out of watches (`ENOSPC`), and these tests
+        /// cannot use up a whole machine's watches: the watch of one folder, once it exists, fails as
+        /// it would then.
+        static func failingWatches(of folder: URL) -> ManagedSettingsWatcher.AddWatch {
+            { descriptor, path, events in
+                guard path != folder.path || !FileManager.default.fileExists(atPath: path) else {
+                    errno = ENOSPC
+                    return -1
+                }
+                return inotify_add_watch(descriptor, path, events)
+            }
+        }
+
+        @Test("A managed file whose folder inotify cannot watch is still seen, by checking its status")
+        func unwatchableFolder() async throws {
+            let folder = try TemporaryDirectory()
+            let settings = folder.url.appendingPathComponent("managed/preferences.json")
+            try FileManager.default.createDirectory(
+                at: settings.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let changes = Locked(0)
+            let watcher = ManagedSettingsWatcher(
+                location: .files([settings]), onChange: { changes.withLock { $0 += 1 } },
+                addWatch: Self.failingWatches(of: settings.deletingLastPathComponent()))
+            try Data(#"{"count": 12}"#.utf8).write(to: settings, options: .atomic)
+            try await waitUntil { changes.withLock { $0 } > 0 }
+            withExtendedLifetime(watcher) {}
+        }
+
+        @Test("A managed folder made later that inotify cannot watch is still seen, by checking its status")
+        func unwatchableFolderMadeLater() async throws {
+            let folder = try TemporaryDirectory()
+            let settings = folder.url.appendingPathComponent("managed/preferences.json")
+            let changes = Locked(0)
+            let watcher = ManagedSettingsWatcher(
+                location: .files([settings]), onChange: { changes.withLock { $0 += 1 } },
+                addWatch: Self.failingWatches(of: settings.deletingLastPathComponent()))
+            // Seen through the watch of the folder above, which then cannot watch the new one.
+            try FileManager.default.createDirectory(
+                at: settings.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try await waitUntil { changes.withLock { $0 } > 0 }
+            let before = changes.withLock { $0 }
+            try Data(#"{"count": 12}"#.utf8).write(to: settings, options: .atomic)
+            try await waitUntil { changes.withLock { $0 } > before }
+            withExtendedLifetime(watcher) {}
+        }
+    #endif
+
     @Test("Managed app configuration is read from a UserDefaults suite's dictionary")
     func managedAppConfiguration() throws {
         let suite = "preferences-managed-\(UUID().uuidString)"

@@ -5,39 +5,85 @@ import Foundation
     import Glibc
 #endif
 
-/// Tells a store when the managed settings it reads may have changed, with no polling where the
-/// platform can say so: inotify on Linux, `UserDefaults.didChangeNotification` for managed app
-/// configuration, and elsewhere a check of the files' status once a second.
+/// Tells a store when the managed settings it reads may have changed.
+///
+/// It polls only where the platform cannot say so: inotify on Linux and
+/// `UserDefaults.didChangeNotification` for managed app configuration report changes, and elsewhere
+/// the files' status is checked once a second. On Linux the files' status is checked too whenever
+/// inotify cannot watch a folder that exists (the user is out of watches, say), rather than miss the
+/// changes made in it.
 final class ManagedSettingsWatcher: @unchecked Sendable {
-    // `@unchecked` only because neither a Dispatch source nor a notification token is marked
-    // `Sendable`; both are set in `init` and only cancelled or removed in `deinit`.
-    private let source: (any DispatchSourceProtocol)?
+    // `@unchecked` only because a notification token is not marked `Sendable`; it is set in `init`
+    // and only removed in `deinit`.
     private let observer: (any NSObjectProtocol)?
+    /// The Dispatch sources reporting changes; `nil` once the watcher is gone, so that a source added
+    /// after that is cancelled at once.
+    private let sources: Locked<[any DispatchSourceProtocol]?>
 
-    init(location: ManagedSettings.Location, onChange: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "Preferences.ManagedSettingsWatcher")
+    #if os(Linux)
+        /// Adds an inotify watch, as `inotify_add_watch` does: a watch descriptor, or -1 with `errno` set.
+        typealias AddWatch = @Sendable (_ inotify: Int32, _ path: String, _ events: UInt32) -> Int32
+
+        /// Watches the files of `location` with inotify, adding watches with `addWatch`: the tests
+        /// give one that fails as the kernel can.
+        convenience init(
+            location: ManagedSettings.Location,
+            onChange: @escaping @Sendable () -> Void,
+            addWatch: @escaping AddWatch = { inotify_add_watch($0, $1, $2) }
+        ) {
+            self.init(location: location, onChange: onChange) { urls, sources, queue in
+                Self.notifications(for: urls, sources: sources, queue: queue, addWatch: addWatch, onChange: onChange)
+            }
+        }
+    #else
+        convenience init(location: ManagedSettings.Location, onChange: @escaping @Sendable () -> Void) {
+            self.init(location: location, onChange: onChange) { urls, sources, queue in
+                Self.add(Self.statusChecks(for: urls, queue: queue, onChange: onChange), to: sources)
+            }
+        }
+    #endif
+
+    /// Watches `location`, starting the sources that watch files with `watchFiles`, which adds them
+    /// to `sources`.
+    private init(
+        location: ManagedSettings.Location,
+        onChange: @escaping @Sendable () -> Void,
+        watchFiles: (_ urls: [URL], _ sources: Locked<[any DispatchSourceProtocol]?>, _ queue: DispatchQueue) -> Void
+    ) {
+        sources = Locked([])
         switch location.resolved {
         case .standard:
             preconditionFailure("resolved locations are never .standard")
         case .userDefaults:
-            source = nil
             observer = NotificationCenter.default.addObserver(
                 forName: UserDefaults.didChangeNotification, object: nil, queue: nil
             ) { _ in onChange() }
         case .files(let urls):
             observer = nil
-            #if os(Linux)
-                source = Self.notifications(for: urls, queue: queue, onChange: onChange)
-            #else
-                source = Self.statusChecks(for: urls, queue: queue, onChange: onChange)
-            #endif
+            watchFiles(urls, sources, DispatchQueue(label: "Preferences.ManagedSettingsWatcher"))
         }
     }
 
     deinit {
-        source?.cancel()
+        sources.withLock { sources in
+            for source in sources ?? [] {
+                source.cancel()
+            }
+            sources = nil
+        }
         if let observer {
             NotificationCenter.default.removeObserver(observer)
+        }
+    }
+
+    /// Keeps a source running until the watcher goes, or cancels it if the watcher has gone.
+    private static func add(_ source: any DispatchSourceProtocol, to sources: Locked<[any DispatchSourceProtocol]?>) {
+        let isKept = sources.withLock { sources in
+            sources?.append(source)
+            return sources != nil
+        }
+        if !isKept {
+            source.cancel()
         }
     }
 
@@ -72,47 +118,73 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
     }
 
     #if os(Linux)
-        /// Watches each file's folder, or the nearest folder above it that exists, so that a file or
-        /// folder created later is seen too; watches again after every change.
+        /// Watches each file's folder, or the nearest folder above it that exists.
+        ///
+        /// A file or folder created later is seen too: the folders are watched again after every
+        /// change. Falls back to `statusChecks(for:queue:onChange:)` for good when inotify cannot be
+        /// had, or cannot watch a folder that exists.
         private static func notifications(
             for urls: [URL],
+            sources: Locked<[any DispatchSourceProtocol]?>,
             queue: DispatchQueue,
+            addWatch: @escaping AddWatch,
             onChange: @escaping @Sendable () -> Void
-        ) -> (any DispatchSourceProtocol)? {
+        ) {
             let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-            guard descriptor >= 0 else { return statusChecks(for: urls, queue: queue, onChange: onChange) }
+            guard descriptor >= 0 else {
+                add(statusChecks(for: urls, queue: queue, onChange: onChange), to: sources)
+                return
+            }
             let events = UInt32(
                 IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF
                     | IN_MOVE_SELF)
-            /// Watches the deepest folder on the way to each file that exists.
-            ///
-            /// A folder made after the look at it failed but before its parent's watch was in place
-            /// raises no event, so the look is repeated until it finds nothing deeper: anything made
-            /// later raises one.
-            @Sendable func watch() {
-                for url in urls {
-                    var watched: String?
-                    while true {
-                        var folder = url.deletingLastPathComponent()
-                        while inotify_add_watch(descriptor, folder.path, events) < 0, folder.path != "/" {
-                            folder = folder.deletingLastPathComponent()
-                        }
-                        if folder.path == watched { break }
-                        watched = folder.path
-                    }
-                }
+            @Sendable func watch() -> Bool {
+                watchFolders(of: urls) { addWatch(descriptor, $0, events) }
             }
-            watch()
+            guard watch() else {
+                close(descriptor)
+                add(statusChecks(for: urls, queue: queue, onChange: onChange), to: sources)
+                return
+            }
             let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
             source.setEventHandler {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while read(descriptor, &buffer, buffer.count) > 0 {}
-                watch()
+                if !watch() {
+                    // Cancelling also releases this handler, and with it the source it holds.
+                    source.cancel()
+                    add(statusChecks(for: urls, queue: queue, onChange: onChange), to: sources)
+                }
                 onChange()
             }
             source.setCancelHandler { close(descriptor) }
+            add(source, to: sources)
             source.resume()
-            return source
+        }
+
+        /// Watches, with `addWatch`, the deepest folder on the way to each file that exists.
+        ///
+        /// A folder made after the look at it failed but before its parent's watch was in place
+        /// raises no event, so the look is repeated until it finds nothing deeper: anything made
+        /// later raises one.
+        ///
+        /// - Returns: `false` when a folder that exists could not be watched, so that changes in it
+        ///   would go unseen.
+        private static func watchFolders(of urls: [URL], addWatch: (String) -> Int32) -> Bool {
+            for url in urls {
+                var watched: String?
+                while true {
+                    var folder = url.deletingLastPathComponent()
+                    while addWatch(folder.path) < 0 {
+                        // Only a folder that is not there yet is passed over for its parent.
+                        guard errno == ENOENT || errno == ENOTDIR, folder.path != "/" else { return false }
+                        folder = folder.deletingLastPathComponent()
+                    }
+                    if folder.path == watched { break }
+                    watched = folder.path
+                }
+            }
+            return true
         }
     #endif
 }
