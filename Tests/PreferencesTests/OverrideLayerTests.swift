@@ -231,8 +231,20 @@ struct OverrideLayerTests {
                 // finds the setting tells a watcher that missed the file from a reading that failed.
                 let reported = store.errorChannel.takeBacklog()
                 store.readOverrides()
+                // Which folders the watch is on, against the folders' inodes: a watch missing from
+                // the deepest tells a watch that never moved down from events that never came.
+                let folders = sequence(first: settings.deletingLastPathComponent()) { $0.deletingLastPathComponent() }
+                let inodes = folders.prefix(5).map { folder in
+                    let number =
+                        (try? FileManager.default.attributesOfItem(atPath: folder.path)[.systemFileNumber]) as? Int
+                    return "\(folder.lastPathComponent): \(number.map { String($0, radix: 16) } ?? "-")"
+                }
                 Issue.record(
-                    "read by hand, the setting is \(store.isForced(.count) ? "found" : "still missing"); reported: \(reported)"
+                    """
+                    read by hand, the setting is \(store.isForced(.count) ? "found" : "still missing"); \
+                    reported: \(reported); watcher: \(store.managedSettingsDiagnosis ?? "none"); \
+                    folders: \(inodes.joined(separator: ", "))
+                    """
                 )
             }
             #expect(store[.count] == 12)

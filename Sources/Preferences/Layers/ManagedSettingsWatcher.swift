@@ -18,7 +18,16 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
     private let observer: (any NSObjectProtocol)?
     /// The Dispatch sources reporting changes; `nil` once the watcher is gone, so that a source added
     /// after that is cancelled at once.
-    private let sources: Locked<[any DispatchSourceProtocol]?>
+    private let sources: Sources
+
+    private typealias Sources = Locked<[Source]?>
+
+    /// A Dispatch source reporting changes, and what it reads.
+    private struct Source {
+        let source: any DispatchSourceProtocol
+        /// The inotify instance it reads; `nil` for the status checks.
+        let inotify: Int32?
+    }
 
     #if os(Linux)
         /// Adds an inotify watch, as `inotify_add_watch` does: a watch descriptor, or -1 with `errno` set.
@@ -48,7 +57,7 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
     private init(
         location: ManagedSettings.Location,
         onChange: @escaping @Sendable () -> Void,
-        watchFiles: (_ urls: [URL], _ sources: Locked<[any DispatchSourceProtocol]?>, _ queue: DispatchQueue) -> Void
+        watchFiles: (_ urls: [URL], _ sources: Sources, _ queue: DispatchQueue) -> Void
     ) {
         sources = Locked([])
         switch location.resolved {
@@ -66,8 +75,8 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
 
     deinit {
         sources.withLock { sources in
-            for source in sources ?? [] {
-                source.cancel()
+            for running in sources ?? [] {
+                running.source.cancel()
             }
             sources = nil
         }
@@ -76,10 +85,37 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
         }
     }
 
+    /// How the watcher learns of changes now, for a test to report when a change went unseen.
+    var diagnosis: String {
+        sources.withLock { sources in
+            guard let sources else { return "stopped" }
+            return sources.map { running in
+                guard !running.source.isCancelled else { return "cancelled" }
+                guard let inotify = running.inotify else { return "status checks once a second" }
+                return Self.describe(inotify: inotify)
+            }.joined(separator: "; ")
+        }
+    }
+
+    /// The descriptor, what it is now, and the inodes its watches are on, from Linux's `/proc`.
+    private static func describe(inotify descriptor: Int32) -> String {
+        let file = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
+        let information = (try? String(contentsOfFile: "/proc/self/fdinfo/\(descriptor)", encoding: .utf8)) ?? ""
+        let inodes = information.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("ino:") }?.dropFirst(4)
+        }
+        return
+            "inotify descriptor \(descriptor) (\(file ?? "closed")), watching inodes \(inodes.joined(separator: ", "))"
+    }
+
     /// Keeps a source running until the watcher goes, or cancels it if the watcher has gone.
-    private static func add(_ source: any DispatchSourceProtocol, to sources: Locked<[any DispatchSourceProtocol]?>) {
+    private static func add(
+        _ source: any DispatchSourceProtocol,
+        reading inotify: Int32? = nil,
+        to sources: Sources
+    ) {
         let isKept = sources.withLock { sources in
-            sources?.append(source)
+            sources?.append(Source(source: source, inotify: inotify))
             return sources != nil
         }
         if !isKept {
@@ -125,7 +161,7 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
         /// had, or cannot watch a folder that exists.
         private static func notifications(
             for urls: [URL],
-            sources: Locked<[any DispatchSourceProtocol]?>,
+            sources: Sources,
             queue: DispatchQueue,
             addWatch: @escaping AddWatch,
             onChange: @escaping @Sendable () -> Void
@@ -158,7 +194,7 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
                 onChange()
             }
             source.setCancelHandler { close(descriptor) }
-            add(source, to: sources)
+            add(source, reading: descriptor, to: sources)
             source.resume()
         }
 

@@ -73,6 +73,9 @@ public final class PreferencesStore: Sendable {
     let overrideLayers: OverrideLayers?
     /// Tells of changes to the managed settings, while the store reads them.
     private let managedSettingsWatcher = Locked<ManagedSettingsWatcher?>(nil)
+    /// How the store learns of changes to the managed settings, for a test to report when one went
+    /// unseen; `nil` when it reads none.
+    var managedSettingsDiagnosis: String? { managedSettingsWatcher.withLock { $0?.diagnosis } }
     /// Held while the override layers are read and applied, so that readings apply in order.
     let overrideReading = Locked(())
 
