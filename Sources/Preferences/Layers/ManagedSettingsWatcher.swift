@@ -26,7 +26,9 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
     private struct Source {
         let source: any DispatchSourceProtocol
         /// The inotify instance it reads; `nil` for the status checks.
-        let inotify: Int32?
+        var inotify: Int32?
+        /// How many times its handler started, and finished.
+        var handled: Locked<(started: Int, finished: Int)>?
     }
 
     #if os(Linux)
@@ -92,7 +94,9 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
             return sources.map { running in
                 guard !running.source.isCancelled else { return "cancelled" }
                 guard let inotify = running.inotify else { return "status checks once a second" }
-                return Self.describe(inotify: inotify)
+                let handled = running.handled?.withLock { $0 } ?? (started: 0, finished: 0)
+                return
+                    "\(Self.describe(inotify: inotify)); handled \(handled.started) times, \(handled.finished) finished"
             }.joined(separator: "; ")
         }
     }
@@ -104,18 +108,25 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
         let inodes = information.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.compactMap { line in
             line.split(separator: " ").first { $0.hasPrefix("ino:") }?.dropFirst(4)
         }
-        return
-            "inotify descriptor \(descriptor) (\(file ?? "closed")), watching inodes \(inodes.joined(separator: ", "))"
+        var unread: Int32 = -1
+        #if os(Linux)
+            _ = ioctl(descriptor, UInt(FIONREAD), &unread)
+        #endif
+        return """
+            inotify descriptor \(descriptor) (\(file ?? "closed")), watching inodes \(inodes.joined(separator: ", ")), \
+            \(unread) bytes of events unread
+            """
     }
 
     /// Keeps a source running until the watcher goes, or cancels it if the watcher has gone.
     private static func add(
         _ source: any DispatchSourceProtocol,
         reading inotify: Int32? = nil,
+        handled: Locked<(started: Int, finished: Int)>? = nil,
         to sources: Sources
     ) {
         let isKept = sources.withLock { sources in
-            sources?.append(Source(source: source, inotify: inotify))
+            sources?.append(Source(source: source, inotify: inotify, handled: handled))
             return sources != nil
         }
         if !isKept {
@@ -183,7 +194,10 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
                 return
             }
             let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+            let handled = Locked((started: 0, finished: 0))
             source.setEventHandler {
+                handled.withLock { $0.started += 1 }
+                defer { handled.withLock { $0.finished += 1 } }
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while read(descriptor, &buffer, buffer.count) > 0 {}
                 if !watch() {
@@ -194,7 +208,7 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
                 onChange()
             }
             source.setCancelHandler { close(descriptor) }
-            add(source, reading: descriptor, to: sources)
+            add(source, reading: descriptor, handled: handled, to: sources)
             source.resume()
         }
 
