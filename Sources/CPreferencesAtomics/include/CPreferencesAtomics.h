@@ -111,6 +111,15 @@ void preferences_guard_mark_lost(int slot);
 /// Whether the pages of `slot` were replaced by zeros; does not clear the mark.
 bool preferences_guard_is_lost(int slot);
 
+/// The mark `preferences_guard_is_lost` reads, to read with `preferences_guard_mark_is_set` where a
+/// call costs too much; for -1, a mark never set.
+const void *preferences_guard_mark(int slot);
+
+/// Whether a mark from `preferences_guard_mark` is set: one load, inlined.
+static inline bool preferences_guard_mark_is_set(const void *mark) {
+    return atomic_load_explicit((const _Atomic bool *)mark, memory_order_acquire);
+}
+
 // A robust, process-shared mutex in a page mapped by several processes (Linux).
 
 /// The bytes a mutex takes in the shared page, at most.

@@ -67,6 +67,8 @@ final class LockFile: @unchecked Sendable {
     private let remapping = Locked(())
     private let page: UnsafeMutableRawPointer
     private let guardSlot: Int32
+    /// The guard's mark of the page lost, read by ``commitCount`` without a call.
+    private let lostMark: UnsafeRawPointer
     /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
     private let ownSleepers: UnsafeMutablePointer<UInt64>
     /// Whether the lock is the mutex in the page rather than `flock`.
@@ -117,6 +119,7 @@ final class LockFile: @unchecked Sendable {
         usesMutex = fileSystem.sharesMemory && preferences_mutex_is_supported()
         // Unguarded only when every one of the guard's slots is taken; the page still works.
         guardSlot = Int32(preferences_guard_register(mapped, Self.pageSize))
+        lostMark = preferences_guard_mark(guardSlot)
         if usesMutex {
             try setUpUnderFileLock()
         }
@@ -182,10 +185,13 @@ final class LockFile: @unchecked Sendable {
     ///
     /// A page lost to another program shortening the file reads 0, and would go on reading 0
     /// whatever others commit: a store that took that 0 for the count it had seen would never
-    /// catch up again. So a 0 maps the file again first, and the count is the file's.
+    /// catch up again. So a 0 maps the file again first, and the count is the file's. So does a
+    /// page the guard marks lost that reads otherwise: one thread's fault can replace the page
+    /// after another has mapped the file again, and this process's next count written into that
+    /// private page would hide the loss from every later read.
     var commitCount: UInt64 {
         let count = preferences_atomic_load(word(.commitCount))
-        guard count == 0 else { return count }
+        guard count == 0 || preferences_guard_mark_is_set(lostMark) else { return count }
         mapAgainIfLost()
         return preferences_atomic_load(word(.commitCount))
     }
