@@ -29,8 +29,9 @@ struct LockFileTests {
 
         #expect(truncate(directory.lockURL.path, 0) == 0)
         try writer.setValue(3, for: counter)
-        // Seen failing about once in twenty full runs of the suite (the reader read 2), never alone:
-        // what the stores reported says more if it fails again.
+        // This failed about once in 40 full runs of the suite, never alone, until reads heeded the
+        // guard's mark (see `readsOnSeveralThreadsAcrossAShortenedLockFileSeeLaterCommits`): what
+        // the stores reported says more if it fails again.
         #expect(
             reader[counter] == 3,
             "reader reported \(reader.errorChannel.takeBacklog()), writer \(writer.errorChannel.takeBacklog())"
