@@ -68,6 +68,14 @@ static void forward(int signal_number, siginfo_t *info, void *context) {
     }
 }
 
+// The handler may interrupt ThreadSanitizer's runtime in the middle of an atomic operation, holding
+// a lock its instrumentation of this handler's own atomics would take again: under that sanitizer
+// the handler hung. Left uninstrumented, its atomics are the plain instructions they are anyway.
+#if defined(__has_attribute)
+#if __has_attribute(disable_sanitizer_instrumentation)
+__attribute__((disable_sanitizer_instrumentation))
+#endif
+#endif
 static void handle_bus_error(int signal_number, siginfo_t *info, void *context) {
     uintptr_t address = (uintptr_t)info->si_addr;
     for (int index = 0; index < slot_count; index++) {
