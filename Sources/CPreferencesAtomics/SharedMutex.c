@@ -5,11 +5,6 @@
 #include <pthread.h>
 
 #if defined(__linux__)
-#include <linux/futex.h>
-#include <stdint.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 _Static_assert(sizeof(pthread_mutex_t) <= PREFERENCES_MUTEX_SIZE, "the mutex must fit its slot in the lock page");
 
 bool preferences_mutex_is_supported(void) { return true; }
@@ -43,35 +38,7 @@ int preferences_mutex_lock(void *address) {
     return result;
 }
 
-// A held mutex whose page was replaced (another program shortened the lock file, and the mapping
-// guard put a private page of zeros in its place, or the file was mapped again) is no longer the
-// robust mutex glibc enqueued: unlocking it does not take it off the thread's list of robust
-// mutexes. The next robust lock on the thread would write through that entry, into a page
-// unmapped once the store closes: a crash. So after every unlock the head of the list, as the
-// kernel's interface gives it once per thread, must not be this mutex.
-static __thread struct robust_list_head *robust_head;
-
-int preferences_mutex_unlock(void *address) {
-    pthread_mutex_t *mutex = (pthread_mutex_t *)address;
-    int result = pthread_mutex_unlock(mutex);
-    if (robust_head == NULL) {
-        size_t length = 0;
-        if (syscall(SYS_get_robust_list, 0, &robust_head, &length) != 0) {
-            robust_head = NULL;
-            return result;
-        }
-    }
-    uintptr_t entry = (uintptr_t)&mutex->__data.__list.__next;
-    if (robust_head != NULL && ((uintptr_t)robust_head->list.next & ~(uintptr_t)1) == entry) {
-        // Still at the head, so never dequeued. The thread holds none of this library's other
-        // mutexes while it holds this one, and what stood behind the entry went with the page.
-        robust_head->list.next = &robust_head->list;
-        if ((uintptr_t)robust_head->list_op_pending == entry) {
-            robust_head->list_op_pending = NULL;
-        }
-    }
-    return result;
-}
+int preferences_mutex_unlock(void *address) { return pthread_mutex_unlock((pthread_mutex_t *)address); }
 #else
 // Apple platforms have no robust mutex: a lock held by a process that dies would never be
 // released. The lock file's `flock` serves there instead.
