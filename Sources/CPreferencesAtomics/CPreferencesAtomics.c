@@ -141,11 +141,9 @@ void preferences_guard_mark_lost(int slot) {
     }
 }
 
-bool preferences_guard_is_lost(int slot) {
-    return slot >= 0 && slot < slot_count && atomic_load(&slots[slot].lost);
-}
-
 const void *preferences_guard_mark(int slot) {
     static _Atomic bool never_set = false;
     return slot >= 0 && slot < slot_count ? (const void *)&slots[slot].lost : (const void *)&never_set;
 }
+
+bool preferences_guard_is_lost(int slot) { return preferences_guard_mark_is_set(preferences_guard_mark(slot)); }

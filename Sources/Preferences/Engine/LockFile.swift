@@ -67,7 +67,7 @@ final class LockFile: @unchecked Sendable {
     private let remapping = Locked(())
     private let page: UnsafeMutableRawPointer
     private let guardSlot: Int32
-    /// The guard's mark of the page lost, read by ``commitCount`` without a call.
+    /// The guard's mark of the page lost, read without a call: ``commitCount`` reads it on every read.
     private let lostMark: UnsafeRawPointer
     /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
     private let ownSleepers: UnsafeMutablePointer<UInt64>
@@ -239,7 +239,7 @@ final class LockFile: @unchecked Sendable {
                 preferences_wake_all(word(.commitCount))
             }
             // Shortened while this ran: what was written went to a page of zeros nobody else sees.
-            guard preferences_guard_is_lost(guardSlot), (try? restoreAfterLoss()) != nil else {
+            guard preferences_guard_mark_is_set(lostMark), (try? restoreAfterLoss()) != nil else {
                 return count
             }
         }
@@ -265,7 +265,9 @@ final class LockFile: @unchecked Sendable {
             // A page lost to another program shortening the file is a private page of zeros now,
             // and a file deleted or replaced keeps out nobody who opened the one at the path: either
             // way, its mutex keeps nobody else out.
-            if preferences_guard_is_lost(guardSlot) || preferences_atomic_load(word(.magic)) != Self.magic || !hasName {
+            if preferences_guard_mark_is_set(lostMark) || preferences_atomic_load(word(.magic)) != Self.magic
+                || !hasName
+            {
                 preferences_mutex_unlock(word(.mutex))
                 try setUpUnderFileLock()
                 continue

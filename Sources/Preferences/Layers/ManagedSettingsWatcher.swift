@@ -22,13 +22,11 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
 
     private typealias Sources = Locked<[Source]?>
 
-    /// A Dispatch source reporting changes, and what it reads.
+    /// A Dispatch source reporting changes, and the inotify instance it reads (`nil` for the status
+    /// checks) with how many times its handler started and finished.
     private struct Source {
         let source: any DispatchSourceProtocol
-        /// The inotify instance it reads; `nil` for the status checks.
-        var inotify: Int32?
-        /// How many times its handler started, and finished.
-        var handled: Locked<(started: Int, finished: Int)>?
+        let inotify: (descriptor: Int32, handled: Locked<(started: Int, finished: Int)>)?
     }
 
     #if os(Linux)
@@ -94,9 +92,9 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
             return sources.map { running in
                 guard !running.source.isCancelled else { return "cancelled" }
                 guard let inotify = running.inotify else { return "status checks once a second" }
-                let handled = running.handled?.withLock { $0 } ?? (started: 0, finished: 0)
+                let handled = inotify.handled.withLock { $0 }
                 return
-                    "\(Self.describe(inotify: inotify)); handled \(handled.started) times, \(handled.finished) finished"
+                    "\(Self.describe(inotify: inotify.descriptor)); handled \(handled.started) times, \(handled.finished) finished"
             }.joined(separator: "; ")
         }
     }
@@ -121,12 +119,11 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
     /// Keeps a source running until the watcher goes, or cancels it if the watcher has gone.
     private static func add(
         _ source: any DispatchSourceProtocol,
-        reading inotify: Int32? = nil,
-        handled: Locked<(started: Int, finished: Int)>? = nil,
+        reading inotify: (descriptor: Int32, handled: Locked<(started: Int, finished: Int)>)? = nil,
         to sources: Sources
     ) {
         let isKept = sources.withLock { sources in
-            sources?.append(Source(source: source, inotify: inotify, handled: handled))
+            sources?.append(Source(source: source, inotify: inotify))
             return sources != nil
         }
         if !isKept {
@@ -208,7 +205,7 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
                 onChange()
             }
             source.setCancelHandler { close(descriptor) }
-            add(source, reading: descriptor, handled: handled, to: sources)
+            add(source, reading: (descriptor, handled), to: sources)
             source.resume()
         }
 

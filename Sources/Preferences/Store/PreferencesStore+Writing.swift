@@ -209,7 +209,7 @@ extension PreferencesStore {
     /// Applies what the backend caught up with to memory, and reports its problems.
     func absorb(_ update: BackendUpdate) {
         // The common case, nobody else committed: only the count to note (the rest cost a write
-        // about 70 instructions).
+        // about 30 instructions).
         guard !update.records.isEmpty || !update.problems.isEmpty else {
             state.withLock { $0.seenCommitCount = update.commitCount }
             return
