@@ -83,6 +83,11 @@ static void handle_bus_error(int signal_number, siginfo_t *info, void *context) 
         if (start == 0 || address < start || address - start >= atomic_load(&slots[index].length)) {
             continue;
         }
+        // Marked before the page is replaced, so that a thread finding zeros there finds the mark
+        // too (a holder of the lock page's mutex must map the file again before it lets go); and
+        // again after, in case another thread took the first mark and mapped the file again before
+        // the zeros went in.
+        atomic_store(&slots[index].lost, true);
         // mmap is a plain system call here; replacing the mapping in place keeps the address valid
         // for every thread that holds it.
         long page_size = sysconf(_SC_PAGESIZE);

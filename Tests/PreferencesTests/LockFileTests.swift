@@ -46,14 +46,11 @@ struct LockFileTests {
     /// Before reads heeded the guard's mark, about one round in 25 left the reader reading 1 for
     /// good: the count its own catch-up wrote into the private page hid the loss from every read.
     ///
-    /// Disabled: shortening the file while a thread holds the mutex is a hazard not yet handled. The
-    /// holder's unlock lands in the private page, so the file's mutex stays held by a live thread
-    /// and the writer waits for ever (about one full run in 30 hung); and glibc keeps the lost mutex
-    /// on the holder's robust list, so that thread's next robust lock, once the store has closed,
-    /// writes into unmapped memory (LockFileTests crashed 2 runs in 15). Taking the entry off the
-    /// list fixed the crash but made the hang permanent, and was reverted.
-    @Test(.disabled("shortening the lock file while a thread holds its mutex can hang or crash"))
-    func readsOnSeveralThreadsAcrossAShortenedLockFileSeeLaterCommits() throws {
+    /// A reading thread may also hold the mutex when the file is shortened: before holders let go
+    /// of a mutex whose page was replaced, about one full run in 30 hung here, the file's mutex held
+    /// by a live thread; and the suite crashed 2 runs in 15, a thread's next robust lock writing
+    /// through a stale entry into unmapped memory.
+    @Test func readsOnSeveralThreadsAcrossAShortenedLockFileSeeLaterCommits() throws {
         for round in 0..<300 {
             let directory = try TemporaryDirectory()
             let reader = try PreferencesStore(fileURL: directory.storeURL)
@@ -90,6 +87,111 @@ struct LockFileTests {
                 return
             }
         }
+    }
+
+    /// A thread holding the mutex when the file is shortened lets go of it: afterwards it locks
+    /// other robust mutexes safely, and the file's new mutex is free.
+    ///
+    /// Shortened, the page under the mutex is replaced, by the guard's zeros or (`setUpElsewhere`)
+    /// by the file's new page, set up by another lock file before the holder touches it. Either way
+    /// the unlock used to leave the mutex on the thread's list of robust mutexes, through which the
+    /// thread's next robust lock wrote once the holder was closed: the test process crashed.
+    @Test(arguments: [false, true])
+    func aThreadHoldingTheMutexWhenTheFileIsShortenedLetsGoOfIt(setUpElsewhere: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let elsewhere = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        let finished = try onOwnThread { () throws(PreferencesError) in
+            // Another store's lock file, opened first so that its page is not mapped where the
+            // holder's was: the stale entry would point into unmapped memory, not into this page.
+            let unrelated = try LockFile(path: elsewhere.lockURL.path, fileSystem: FileSystem())
+            do {
+                let holder = try LockFile(path: path, fileSystem: FileSystem())
+                try holder.lock(exclusive: true)
+                #expect(truncate(path, 0) == 0)
+                if setUpElsewhere {
+                    let other = try LockFile(path: path, fileSystem: FileSystem())
+                    try other.lock(exclusive: true)
+                    other.unlock()
+                }
+                holder.unlock()
+            }
+            try unrelated.lock(exclusive: true)
+            unrelated.unlock()
+            let next = try LockFile(path: path, fileSystem: FileSystem())
+            try next.lock(exclusive: true)
+            next.unlock()
+        }
+        #expect(finished, "a lock waited for a mutex its holder had let go of")
+    }
+
+    /// A thread whose page is replaced by zeros while it holds the mutex, the file intact, unlocks
+    /// the file's mutex: otherwise every writer of the store would wait on a live holder.
+    ///
+    /// One thread's fault on the shortened file can be handled after another thread has mapped the
+    /// file again and locked it. The test leaves the same state with the guard's own handler: the
+    /// page is saved, the file shortened, the holder's page touched (the guard puts zeros in), and
+    /// the file put back as it was, its mutex held by this thread.
+    @Test func aHolderWhosePageIsReplacedByZerosUnlocksTheFilesMutex() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        let holder = try LockFile(path: path, fileSystem: FileSystem())
+        let other = try LockFile(path: path, fileSystem: FileSystem())
+        try holder.lock(exclusive: true)
+        let saved = try Data(contentsOf: directory.lockURL)
+        #expect(truncate(path, 0) == 0)
+        _ = holder.acknowledged
+        try saved.write(to: directory.lockURL)
+        holder.unlock()
+
+        let locked = try onOwnThread { () throws(PreferencesError) in
+            try other.lock(exclusive: true)
+            other.unlock()
+        }
+        #expect(locked, "the file's mutex stayed held by the thread that had unlocked it")
+    }
+
+    /// A page set up by a process that locks the file instead (Apple's, whose page has no mutex)
+    /// gets a mutex from the first process that locks it with one, and keeps its commit on record.
+    ///
+    /// Locking the zeros where the mutex would be locks nothing: before locks checked what they
+    /// locked, two processes could both hold it; once they checked, this lock retried for ever.
+    @Test func aPageSetUpWithoutAMutexGetsOneAndKeepsItsCommits() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        var fileLocking = FileSystem()
+        fileLocking.sharesMemory = false
+        let withoutMutex = try LockFile(path: path, fileSystem: fileLocking)
+        try withoutMutex.lock(exclusive: true)
+        let acknowledged = LockFile.Acknowledged(generation: 3, sequence: 7, committedEnd: 512)
+        let count = withoutMutex.publish(acknowledged)
+        withoutMutex.unlock()
+
+        let first = try LockFile(path: path, fileSystem: FileSystem())
+        let second = try LockFile(path: path, fileSystem: FileSystem())
+        let locked = try onOwnThread { () throws(PreferencesError) in
+            try first.lock(exclusive: true)
+            first.unlock()
+        }
+        #expect(locked)
+        #expect(first.acknowledged == acknowledged)
+        #expect(first.commitCount == count)
+        // Now a mutex that keeps others out: held here, the other lock file waits for it.
+        try first.lock(exclusive: true)
+        let entered = Locked(false)
+        Thread {
+            try? second.lock(exclusive: true)
+            entered.withLock { $0 = true }
+            second.unlock()
+        }.start()
+        usleep(100_000)
+        #expect(!entered.withLock { $0 }, "two lock files held the lock at once")
+        first.unlock()
+        let deadline = Date().addingTimeInterval(5)
+        while !entered.withLock({ $0 }) && Date() < deadline {
+            usleep(1_000)
+        }
+        #expect(entered.withLock { $0 })
     }
 
     /// A page lost to the file being shortened reads the file's count again, not its own zeros.
@@ -250,5 +352,24 @@ struct LockFileTests {
         }
         let store = try PreferencesStore(fileURL: directory.storeURL)
         #expect(store.storedKeys(in: .custom("harness")).count == 9_000)
+    }
+
+    /// Runs `body` on a thread of its own, and returns whether it finished within five seconds; a
+    /// thread stuck waiting for a lock is left behind.
+    private func onOwnThread(_ body: @escaping @Sendable () throws(PreferencesError) -> Void) throws -> Bool {
+        let outcome = Locked<Result<Void, PreferencesError>?>(nil)
+        Thread {
+            let result = Result<Void, PreferencesError> { () throws(PreferencesError) in try body() }
+            outcome.withLock { $0 = result }
+        }.start()
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let result = outcome.withLock({ $0 }) {
+                try result.get()
+                return true
+            }
+            usleep(1_000)
+        }
+        return false
     }
 }

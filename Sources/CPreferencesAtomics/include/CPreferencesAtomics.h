@@ -131,12 +131,32 @@ bool preferences_mutex_is_supported(void);
 /// Sets up a mutex at `address` (PREFERENCES_MUTEX_SIZE bytes, 8-aligned); returns 0 or an `errno`.
 int preferences_mutex_init(void *address);
 
-/// Locks the mutex at `address`. Returns 0; or EOWNERDEAD when its last holder died holding it, in
-/// which case the caller holds it now and it is usable again; or another `errno`.
-int preferences_mutex_lock(void *address);
+/// Whether the bytes at `address` hold a mutex set up by `preferences_mutex_init`, as opposed to
+/// zeros, or a page set up by a process that locks the file instead (Apple's).
+bool preferences_mutex_is_set_up(const void *address);
 
-/// Unlocks the mutex at `address`; returns 0 or an `errno`.
+/// What the lock and unlock return when the page no longer holds the mutex they were given: another
+/// program shortened the file, and the page was replaced by zeros or by the file's new page.
+#define PREFERENCES_MUTEX_LOST (-1)
+
+/// Locks the mutex at `address`. Returns 0; or EOWNERDEAD when its last holder died holding it, in
+/// which case the caller holds it now and it is usable again; or PREFERENCES_MUTEX_LOST when the
+/// page holds no mutex set up (zeros), in which case nothing is held; or another `errno`.
+///
+/// `successor` receives what the caller passes to `preferences_mutex_abandon` should the page be
+/// replaced while it holds the mutex.
+int preferences_mutex_lock(void *address, uintptr_t *successor);
+
+/// Unlocks the mutex at `address`. Returns 0; or PREFERENCES_MUTEX_LOST when the page was replaced
+/// since the lock, so that the mutex this thread locked may still be held, and is still on the
+/// thread's list of robust mutexes: map the page again and call `preferences_mutex_abandon`.
 int preferences_mutex_unlock(void *address);
+
+/// Lets go of the mutex this thread locked at `address` after an unlock returned
+/// PREFERENCES_MUTEX_LOST and the page was mapped again: unlocks it if the page holds it again, and
+/// otherwise takes it off the thread's list, through which the thread's next robust lock would
+/// write into a page that is no longer the mutex's, or no longer mapped.
+void preferences_mutex_abandon(void *address, uintptr_t successor);
 
 /// Allocates the blocks of the file open as `descriptor` up to `length` bytes, lengthening it if
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.

@@ -75,6 +75,9 @@ final class LockFile: @unchecked Sendable {
     let usesMutex: Bool
     /// Whether a holder died holding the mutex since ``takeHolderDied()`` last answered.
     private var holderDied = false
+    /// What the mutex's holder needs to let go of it should its page be replaced: the entry after
+    /// it on the thread's list of robust mutexes (see `preferences_mutex_abandon`).
+    private var successor: UInt = 0
     private static let pageSize = 4096
     private static let magic: UInt64 = 0x3248_4B43_4C46_4552  // "PREFLCK2", little-endian
 
@@ -258,7 +261,14 @@ final class LockFile: @unchecked Sendable {
                 try setUpUnderFileLock()
                 continue
             }
-            let result = preferences_mutex_lock(word(.mutex))
+            // Through a local: an inout access to the stored property is checked at run time.
+            var successor: UInt = 0
+            let result = preferences_mutex_lock(word(.mutex), &successor)
+            self.successor = successor
+            if result == PREFERENCES_MUTEX_LOST {
+                try setUpUnderFileLock()
+                continue
+            }
             guard result == 0 || result == EOWNERDEAD else {
                 throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
             }
@@ -268,7 +278,7 @@ final class LockFile: @unchecked Sendable {
             if preferences_guard_mark_is_set(lostMark) || preferences_atomic_load(word(.magic)) != Self.magic
                 || !hasName
             {
-                preferences_mutex_unlock(word(.mutex))
+                releaseMutex()
                 try setUpUnderFileLock()
                 continue
             }
@@ -288,16 +298,23 @@ final class LockFile: @unchecked Sendable {
 
     /// Maps the file the path names, and sets up its page and mutex if it has none, under an
     /// exclusive `flock`: processes that set up the page at the same moment take turns.
+    ///
+    /// A page can be set up with no mutex: by a process that locks the file instead, on an Apple
+    /// platform or with a file system that shares no memory. Its mutex is set up then, and its
+    /// commits kept.
     private func setUpUnderFileLock() throws(PreferencesError) {
         try lockFile(exclusive: true)
         defer { flock(descriptor, LOCK_UN) }
-        guard preferences_atomic_load(word(.magic)) != Self.magic else { return }
+        let pageIsSetUp = preferences_atomic_load(word(.magic)) == Self.magic
+        guard !pageIsSetUp || !preferences_mutex_is_set_up(word(.mutex)) else { return }
         let result = preferences_mutex_init(word(.mutex))
         guard result == 0 else {
             throw PreferencesError(
                 .fileOperationFailed(path: path, operation: "set up the lock in", errorNumber: result))
         }
-        startPage()
+        if !pageIsSetUp {
+            startPage()
+        }
     }
 
     /// Fills in a page set up anew, the magic last, and wakes whoever slept on the page it replaces.
@@ -340,10 +357,24 @@ final class LockFile: @unchecked Sendable {
 
     func unlock() {
         if usesMutex {
-            preferences_mutex_unlock(word(.mutex))
+            releaseMutex()
         } else {
             flock(descriptor, LOCK_UN)
         }
+    }
+
+    /// Unlocks the mutex this thread locked, even when another program shortened the file meanwhile.
+    ///
+    /// The page was then replaced, and the unlock went to zeros or to the file's new page: the mutex
+    /// it locked may still be held, should its page come back (one thread's fault can put zeros in
+    /// after another thread has mapped the file again), and is still on the thread's list of robust
+    /// mutexes. The page is mapped again, and the mutex unlocked there if it is, or else unlisted.
+    private func releaseMutex() {
+        guard preferences_mutex_unlock(word(.mutex)) == PREFERENCES_MUTEX_LOST else { return }
+        // Whether or not the page is marked lost: the guard's handler marks it just after putting
+        // zeros in too, and another thread may have taken the mark it made just before.
+        try? mapAgainIfNeeded(always: true)
+        preferences_mutex_abandon(word(.mutex), successor)
     }
 
     /// Whether the locked file still has a name: none once it was deleted, or replaced by a file
@@ -400,10 +431,11 @@ final class LockFile: @unchecked Sendable {
         try? mapAgainIfNeeded()
     }
 
-    /// Maps the file again if the page was lost; should that fail, the page stays marked lost.
-    private func mapAgainIfNeeded() throws(PreferencesError) {
+    /// Maps the file again if the page was lost, or `always`; should that fail, the page stays
+    /// marked lost.
+    private func mapAgainIfNeeded(always: Bool = false) throws(PreferencesError) {
         try remapping.withLock { (_: inout Void) throws(PreferencesError) in
-            guard preferences_guard_take_lost(guardSlot) else { return }
+            guard preferences_guard_take_lost(guardSlot) || always else { return }
             do throws(PreferencesError) {
                 try map(descriptor)
             } catch {
