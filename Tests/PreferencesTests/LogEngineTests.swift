@@ -35,6 +35,34 @@ struct LogEngineTests {
         return writer.bytes
     }
 
+    /// The mapping's check that nobody wrote where an append goes sees one byte anywhere in the
+    /// range, whatever its length and alignment, and nothing outside it.
+    @Test func theMappingSeesAnyByteWrittenWhereAnAppendGoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.logURL.path
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let file = try #require(try FileSystem().openExisting(at: path, readOnly: false))
+        defer { close(file.descriptor) }
+        let mapping = LogMapping(file: file, fileSystem: FileSystem())
+        try mapping.reserve(256)
+        func write(_ byte: UInt8, at offset: Int) {
+            var byte = byte
+            #expect(pwrite(file.descriptor, &byte, 1, off_t(offset)) == 1)
+        }
+        for start in [8, 13] {
+            for count in 0...40 {
+                #expect(mapping.isZero(at: start, count: count))
+                for offset in (start - 1)...(start + count) {
+                    write(1, at: offset)
+                    let inside = offset >= start && offset < start + count
+                    #expect(
+                        mapping.isZero(at: start, count: count) == !inside, "byte at \(offset), \(count) from \(start)")
+                    write(0, at: offset)
+                }
+            }
+        }
+    }
+
     @Test func aRecordCutShortByAKilledWriterIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {
         let directory = try storeWithLog(commits: 3)
         // What a writer killed in the middle of its append leaves: the start of an unacknowledged record.

@@ -71,17 +71,16 @@ final class LogMapping {
     func isZero(at offset: Int, count: Int) -> Bool {
         guard let base else { return false }
         // A word at a time, with no branch but the loop's: this runs twice a write, on a header
-        // and on a whole frame.
+        // and on a whole frame. The last word overlaps the one before rather than ending in bytes.
         let start = base + offset
-        var bits: UInt64 = 0
+        guard count >= 8 else {
+            return (0..<count).allSatisfy { start.load(fromByteOffset: $0, as: UInt8.self) == 0 }
+        }
+        var bits = (start + count - 8).loadUnaligned(as: UInt64.self)
         var at = 0
-        while at + 8 <= count {
+        while at + 8 < count {
             bits |= (start + at).loadUnaligned(as: UInt64.self)
             at += 8
-        }
-        while at < count {
-            bits |= UInt64(start.load(fromByteOffset: at, as: UInt8.self))
-            at += 1
         }
         return bits == 0
     }
