@@ -60,17 +60,21 @@ bool preferences_mutex_is_set_up(const void *address) {
 // not unlist the robust mutex the thread locked: the thread's next robust lock would write through
 // the stale entry, into the page after the store unmapped it; and should that page come back, the
 // mutex in it stays held by a live thread, and every writer of the store waits.
-static __thread struct robust_list_head *thread_list;
+static __thread uintptr_t thread_list;
+// What `thread_list` holds once the kernel refused the call (a sandbox that filters it): a refusal
+// costs one system call per thread, not two per write.
+static const uintptr_t list_refused = 1;
 
 static struct robust_list_head *list_of_this_thread(void) {
-    if (thread_list == NULL) {
+    uintptr_t list = thread_list;
+    if (list == 0) {
         size_t length = 0;
         struct robust_list_head *head = NULL;
-        if (syscall(SYS_get_robust_list, 0, &head, &length) == 0) {
-            thread_list = head;
-        }
+        bool found = syscall(SYS_get_robust_list, 0, &head, &length) == 0 && head != NULL;
+        list = found ? (uintptr_t)head : list_refused;
+        thread_list = list;
     }
-    return thread_list;
+    return list == list_refused ? NULL : (struct robust_list_head *)list;
 }
 
 static uintptr_t entry_of(void *address) {
