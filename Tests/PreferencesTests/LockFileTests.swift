@@ -111,16 +111,13 @@ struct LockFileTests {
                 #expect(truncate(path, 0) == 0)
                 if setUpElsewhere {
                     let other = try LockFile(path: path, fileSystem: FileSystem())
-                    try other.lock(exclusive: true)
-                    other.unlock()
+                    try other.lockAndUnlock()
                 }
                 holder.unlock()
             }
-            try unrelated.lock(exclusive: true)
-            unrelated.unlock()
+            try unrelated.lockAndUnlock()
             let next = try LockFile(path: path, fileSystem: FileSystem())
-            try next.lock(exclusive: true)
-            next.unlock()
+            try next.lockAndUnlock()
         }
         #expect(finished, "a lock waited for a mutex its holder had let go of")
     }
@@ -145,8 +142,7 @@ struct LockFileTests {
         holder.unlock()
 
         let locked = try onOwnThread { () throws(PreferencesError) in
-            try other.lock(exclusive: true)
-            other.unlock()
+            try other.lockAndUnlock()
         }
         #expect(locked, "the file's mutex stayed held by the thread that had unlocked it")
     }
@@ -170,8 +166,7 @@ struct LockFileTests {
         let first = try LockFile(path: path, fileSystem: FileSystem())
         let second = try LockFile(path: path, fileSystem: FileSystem())
         let locked = try onOwnThread { () throws(PreferencesError) in
-            try first.lock(exclusive: true)
-            first.unlock()
+            try first.lockAndUnlock()
         }
         #expect(locked)
         #expect(first.acknowledged == acknowledged)
@@ -371,5 +366,13 @@ struct LockFileTests {
             usleep(1_000)
         }
         return false
+    }
+}
+
+extension LockFile {
+    /// Takes the exclusive lock and lets it go at once: whether a lock can be had.
+    fileprivate func lockAndUnlock() throws(PreferencesError) {
+        try lock(exclusive: true)
+        unlock()
     }
 }
