@@ -7,6 +7,7 @@
 #if defined(__linux__) && defined(__GLIBC__) && __PTHREAD_MUTEX_HAVE_PREV
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(pthread_mutex_t) <= PREFERENCES_MUTEX_SIZE, "the mutex must fit its slot in the lock page");
@@ -92,9 +93,30 @@ static bool is_first_listed(void *address, bool expected) {
     return ((uintptr_t)head->list.next & ~(uintptr_t)1) == entry_of(address);
 }
 
+// Waits for the mutex at most this long at a time. A waiter sleeps in the kernel on the mutex's
+// word with a bit set there that tells the holder to wake it; should another program shorten the
+// file meanwhile, the bit goes with the page, no unlock of the new page wakes the waiter, and it
+// must look again for itself.
+static const long wait_nanoseconds = 100 * 1000 * 1000;
+
+static int lock_waiting_a_while(pthread_mutex_t *mutex) {
+    int result = pthread_mutex_trylock(mutex);
+    if (result != EBUSY) {
+        return result;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += wait_nanoseconds;
+    if (deadline.tv_nsec >= 1000 * 1000 * 1000) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000 * 1000 * 1000;
+    }
+    return pthread_mutex_timedlock(mutex, &deadline);
+}
+
 int preferences_mutex_lock(void *address, uintptr_t *successor) {
     pthread_mutex_t *mutex = (pthread_mutex_t *)address;
-    int result = pthread_mutex_lock(mutex);
+    int result = lock_waiting_a_while(mutex);
     if (result != 0 && result != EOWNERDEAD) {
         return result;
     }

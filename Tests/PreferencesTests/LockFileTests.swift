@@ -147,6 +147,34 @@ struct LockFileTests {
         #expect(locked, "the file's mutex stayed held by the thread that had unlocked it")
     }
 
+    /// A writer asleep waiting for the mutex when the file is shortened gets the lock afterwards.
+    ///
+    /// It sleeps in the kernel with a bit set in the mutex that tells the holder to wake it. The
+    /// bit goes with the page, so no unlock ever woke it: the writer waited for ever.
+    @Test func aWriterWaitingWhenTheFileIsShortenedGetsTheLock() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        let holder = try LockFile(path: path, fileSystem: FileSystem())
+        let waiter = try LockFile(path: path, fileSystem: FileSystem())
+        try holder.lock(exclusive: true)
+        let outcome = Locked<Result<Void, PreferencesError>?>(nil)
+        Thread {
+            let result = Result<Void, PreferencesError> { () throws(PreferencesError) in try waiter.lockAndUnlock() }
+            outcome.withLock { $0 = result }
+        }.start()
+        // Long enough for the waiter to be asleep on the mutex.
+        usleep(200_000)
+        #expect(outcome.withLock { $0 } == nil, "the waiter took a lock that was held")
+        #expect(truncate(path, 0) == 0)
+        holder.unlock()
+        let deadline = Date().addingTimeInterval(5)
+        while outcome.withLock({ $0 }) == nil && Date() < deadline {
+            usleep(1_000)
+        }
+        let result = try #require(outcome.withLock { $0 }, "the waiter still waits")
+        try result.get()
+    }
+
     /// A page set up by a process that locks the file instead (Apple's, whose page has no mutex)
     /// gets a mutex from the first process that locks it with one, and keeps its commit on record.
     ///

@@ -141,7 +141,9 @@ bool preferences_mutex_is_set_up(const void *address);
 
 /// Locks the mutex at `address`. Returns 0; or EOWNERDEAD when its last holder died holding it, in
 /// which case the caller holds it now and it is usable again; or PREFERENCES_MUTEX_LOST when the
-/// page holds no mutex set up (zeros), in which case nothing is held; or another `errno`.
+/// page holds no mutex set up (zeros), in which case nothing is held; or ETIMEDOUT when another
+/// held it for a tenth of a second, in which case the caller checks its page and tries again (a
+/// wake-up can be lost with a page another program shortened away); or another `errno`.
 ///
 /// `successor` receives what the caller passes to `preferences_mutex_abandon` should the page be
 /// replaced while it holds the mutex.

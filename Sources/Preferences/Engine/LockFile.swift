@@ -270,6 +270,10 @@ final class LockFile: @unchecked Sendable {
                 try setUpUnderFileLock()
                 continue
             }
+            // Held by another for a while: look at the page again, which may have been replaced.
+            if result == ETIMEDOUT {
+                continue
+            }
             guard result == 0 || result == EOWNERDEAD else {
                 throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
             }
