@@ -130,10 +130,8 @@ struct LockFileTests {
     /// page is saved, the file shortened, the holder's page touched (the guard puts zeros in), and
     /// the file put back as it was, its mutex held by this thread.
     @Test func aHolderWhosePageIsReplacedByZerosUnlocksTheFilesMutex() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, holder, other) = try lockFileAndAnother()
         let path = directory.lockURL.path
-        let holder = try LockFile(path: path, fileSystem: FileSystem())
-        let other = try LockFile(path: path, fileSystem: FileSystem())
         try holder.lock(exclusive: true)
         let saved = try Data(contentsOf: directory.lockURL)
         #expect(truncate(path, 0) == 0)
@@ -152,27 +150,16 @@ struct LockFileTests {
     /// It sleeps in the kernel with a bit set in the mutex that tells the holder to wake it. The
     /// bit goes with the page, so no unlock ever woke it: the writer waited for ever.
     @Test func aWriterWaitingWhenTheFileIsShortenedGetsTheLock() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, holder, waiter) = try lockFileAndAnother()
         let path = directory.lockURL.path
-        let holder = try LockFile(path: path, fileSystem: FileSystem())
-        let waiter = try LockFile(path: path, fileSystem: FileSystem())
         try holder.lock(exclusive: true)
-        let outcome = Locked<Result<Void, PreferencesError>?>(nil)
-        Thread {
-            let result = Result<Void, PreferencesError> { () throws(PreferencesError) in try waiter.lockAndUnlock() }
-            outcome.withLock { $0 = result }
-        }.start()
+        let outcome = startOnOwnThread { () throws(PreferencesError) in try waiter.lockAndUnlock() }
         // Long enough for the waiter to be asleep on the mutex.
         usleep(200_000)
         #expect(outcome.withLock { $0 } == nil, "the waiter took a lock that was held")
         #expect(truncate(path, 0) == 0)
         holder.unlock()
-        let deadline = Date().addingTimeInterval(5)
-        while outcome.withLock({ $0 }) == nil && Date() < deadline {
-            usleep(1_000)
-        }
-        let result = try #require(outcome.withLock { $0 }, "the waiter still waits")
-        try result.get()
+        #expect(try finished(outcome), "the waiter still waits")
     }
 
     /// A page set up by a process that locks the file instead (Apple's, whose page has no mutex)
@@ -377,14 +364,36 @@ struct LockFileTests {
         #expect(store.storedKeys(in: .custom("harness")).count == 9_000)
     }
 
+    /// A lock file in a new folder, and another on the same file, as another process would open it.
+    private func lockFileAndAnother() throws -> (TemporaryDirectory, LockFile, LockFile) {
+        let directory = try TemporaryDirectory()
+        let path = directory.lockURL.path
+        return (
+            directory, try LockFile(path: path, fileSystem: FileSystem()),
+            try LockFile(path: path, fileSystem: FileSystem())
+        )
+    }
+
     /// Runs `body` on a thread of its own, and returns whether it finished within five seconds; a
     /// thread stuck waiting for a lock is left behind.
     private func onOwnThread(_ body: @escaping @Sendable () throws(PreferencesError) -> Void) throws -> Bool {
+        try finished(startOnOwnThread(body))
+    }
+
+    /// Starts `body` on a thread of its own; what it returns or throws is set once it finishes.
+    private func startOnOwnThread(
+        _ body: @escaping @Sendable () throws(PreferencesError) -> Void
+    ) -> Locked<Result<Void, PreferencesError>?> {
         let outcome = Locked<Result<Void, PreferencesError>?>(nil)
         Thread {
             let result = Result<Void, PreferencesError> { () throws(PreferencesError) in try body() }
             outcome.withLock { $0 = result }
         }.start()
+        return outcome
+    }
+
+    /// Whether a thread from ``startOnOwnThread(_:)`` finished within five seconds; rethrows what it threw.
+    private func finished(_ outcome: Locked<Result<Void, PreferencesError>?>) throws -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             if let result = outcome.withLock({ $0 }) {
