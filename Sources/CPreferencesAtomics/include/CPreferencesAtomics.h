@@ -120,7 +120,7 @@ static inline bool preferences_guard_mark_is_set(const void *mark) {
     return atomic_load_explicit((const _Atomic bool *)mark, memory_order_acquire);
 }
 
-// A robust, process-shared mutex in a page mapped by several processes (Linux).
+// A robust, process-shared mutex in a page mapped by several processes (Linux with glibc).
 
 /// The bytes a mutex takes in the shared page, at most.
 #define PREFERENCES_MUTEX_SIZE 64

@@ -43,9 +43,9 @@ import CPreferencesAtomics
 /// past the end of a file would kill the process with `SIGBUS`, so the page is guarded (see
 /// `CPreferencesAtomics`): it reads as zeros until the next ``lock(exclusive:)`` maps the file again.
 /// A thread holding the mutex when that happens lets go of the mutex it locked, not of whatever
-/// replaced it (``unlock()``). A lock also checks that the open file still has a name, and locks the one at the path if not,
-/// so that two writers do not go on locking different files: one `fstat`, the only system call a
-/// lock makes when nobody else holds it. (Checking less often was tried: a writer that missed a
+/// replaced it (``unlock()``). A lock also checks that the open file still has a name, and locks
+/// the one at the path if not, so that two writers do not go on locking different files: one
+/// `fstat`, the only system call a lock makes when nobody else holds it. (Checking less often was tried: a writer that missed a
 /// replacement for a few milliseconds committed where another process's readers never looked.)
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
