@@ -45,8 +45,9 @@ import CPreferencesAtomics
 /// A thread holding the mutex when that happens lets go of the mutex it locked, not of whatever
 /// replaced it (``unlock()``). A lock also checks that the open file still has a name, and locks
 /// the one at the path if not, so that two writers do not go on locking different files: one
-/// `fstat`, the only system call a lock makes when nobody else holds it. (Checking less often was tried: a writer that missed a
-/// replacement for a few milliseconds committed where another process's readers never looked.)
+/// `fstat`, the only system call a lock makes when nobody else holds it. (Checking less often was
+/// tried: a writer that missed a replacement for a few milliseconds committed where another
+/// process's readers never looked.)
 final class LockFile: @unchecked Sendable {
     // `@unchecked` because of the descriptor and the mapped page. The page's address never changes
     // (it is mapped again in place, with `MAP_FIXED`), and it is only read and written through the
