@@ -188,20 +188,11 @@ struct LockFileTests {
         #expect(first.commitCount == count)
         // Now a mutex that keeps others out: held here, the other lock file waits for it.
         try first.lock(exclusive: true)
-        let entered = Locked(false)
-        Thread {
-            try? second.lock(exclusive: true)
-            entered.withLock { $0 = true }
-            second.unlock()
-        }.start()
+        let entered = startOnOwnThread { () throws(PreferencesError) in try second.lockAndUnlock() }
         usleep(100_000)
-        #expect(!entered.withLock { $0 }, "two lock files held the lock at once")
+        #expect(entered.withLock { $0 } == nil, "two lock files held the lock at once")
         first.unlock()
-        let deadline = Date().addingTimeInterval(5)
-        while !entered.withLock({ $0 }) && Date() < deadline {
-            usleep(1_000)
-        }
-        #expect(entered.withLock { $0 })
+        #expect(try finished(entered))
     }
 
     /// A page lost to the file being shortened reads the file's count again, not its own zeros.
