@@ -35,6 +35,38 @@ import Testing
         #expect(sizes.contains { $0 > 512 })
     }
 
+    /// A key whose bytes were made ahead, as a declared key's are, encodes as the same key made
+    /// without them, through every writer: a record's bytes do not depend on where its keys came from.
+    @Test func aKeyMadeAheadEncodesAsTheSameKeyMadeWithout() {
+        var generator = SplitMix64(seed: 0x00A4_EAD0)
+        for round in 0..<300 {
+            let record = Self.randomRecord(longString: round % 10 == 0, using: &generator)
+            var madeAhead = record
+            madeAhead.changes = record.changes.map { change in
+                let key = StorageKey(namespace: change.key.namespace, name: change.key.name, encodesAhead: true)
+                return EntryChange(key: key, value: change.value)
+            }
+            #expect(record.changes.allSatisfy { $0.key.encoded == nil })
+            #expect(madeAhead.changes.allSatisfy { $0.key.encoded != nil })
+            let expected = RecordFrame.withFrame(of: record, numbered: 9) { Array($0) }
+            #expect(RecordFrame.withFrame(of: madeAhead, numbered: 9) { Array($0) } == expected, "round \(round)")
+            var writer = ByteWriter()
+            RecordFrame.append(madeAhead, numbered: 9, to: &writer)
+            #expect(writer.bytes == expected, "round \(round)")
+            var counter = ByteCounter()
+            madeAhead.encode(into: &counter, sequence: 9)
+            #expect(counter.count + RecordFrame.headerSize == expected.count, "round \(round)")
+        }
+        // Moved to another namespace, as a store with another app namespace moves a declared key,
+        // it keeps its bytes made ahead, of the new namespace.
+        let moved = StorageKey(namespace: "app", name: "größe", encodesAhead: true).inNamespace("réglages")
+        var expected = ByteWriter()
+        expected.appendLengthPrefixed("réglages")
+        expected.appendLengthPrefixed("größe")
+        #expect(moved.encoded == expected.bytes)
+        #expect(StorageKey(namespace: "app", name: "größe").inNamespace("réglages").encoded == nil)
+    }
+
     /// A snapshot is written through a pointer into an array sized from the size expected, and into
     /// larger ones when it does not fit: whatever the guess, the bytes are those the array writer makes.
     @Test func aSnapshotWrittenThroughAPointerIsTheArrayWritersSnapshot() {

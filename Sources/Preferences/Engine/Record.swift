@@ -65,8 +65,12 @@ struct Record: Equatable, Sendable {
 
     private static func encode<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue?, into writer: inout Sink) {
         writer.append(value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
-        writer.appendLengthPrefixed(key.namespace)
-        writer.appendLengthPrefixed(key.name)
+        if let encoded = key.encoded {
+            encoded.withUnsafeBytes { writer.append($0) }
+        } else {
+            writer.appendLengthPrefixed(key.namespace)
+            writer.appendLengthPrefixed(key.name)
+        }
         value?.write(to: &writer)
     }
 
@@ -153,7 +157,7 @@ struct Record: Equatable, Sendable {
     func apply(to entries: inout StoredEntries) {
         // By index, so that no change is copied whole (see `PreferencesStore.commit`).
         for index in changes.indices {
-            entries[changes[index].key] = changes[index].value
+            entries.set(changes[index].value, for: changes[index].key)
         }
     }
 

@@ -83,7 +83,8 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         self.summary = summary
         hasComputedDefault = computeDefault != nil
         defaultStorageKey = StorageKey(
-            namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name)
+            namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name,
+            encodesAhead: true)
         if case .app = namespace.kind {
             isInAppNamespace = true
         } else {
