@@ -27,6 +27,14 @@ final class InMemoryBackend: PreferencesBackend {
     }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try commit()
+    }
+
+    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try commit()
+    }
+
+    private func commit() throws(PreferencesError) -> BackendUpdate {
         if let refusal {
             throw PreferencesError(.storeUnavailable(path: location, reason: refusal.description))
         }

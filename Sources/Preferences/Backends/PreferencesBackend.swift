@@ -52,6 +52,10 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// - Throws: Why nothing was committed.
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
 
+    /// Makes one change durable: a commit of the record of that change, which a backend that
+    /// encodes records can make without building one.
+    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
+
     /// Sets what to call, on some thread, when the backend learns of a change made elsewhere without
     /// a commit watcher: a `UserDefaults` suite written by other code. Most backends never call it.
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void)
@@ -62,6 +66,10 @@ protocol PreferencesBackend: AnyObject, Sendable {
 
 extension PreferencesBackend {
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
+
+    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try commit(Record(changes: [change]), flushesToDisk: flushesToDisk)
+    }
 }
 
 /// What a backend reports to its store after catching up or committing.

@@ -152,6 +152,16 @@ final class FileEngine: PreferencesBackend {
     }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try append(record, flushesToDisk: flushesToDisk)
+    }
+
+    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try append(change, flushesToDisk: flushesToDisk)
+    }
+
+    /// Appends a commit to the log, framed and numbered, then records it in the lock page as
+    /// acknowledged; compacts when the log has outgrown the snapshot.
+    private func append(_ content: some LogContent, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
         try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
             guard let lockFile, state.refusal == nil else {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
@@ -159,7 +169,7 @@ final class FileEngine: PreferencesBackend {
             var (log, adopted, problems) = try prepareAppend(&state)
             // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
             // its optional strings copied through the generic `Optional`'s value witnesses.
-            let frameSize = try RecordFrame.withFrame(of: record, numbered: state.lastSequence + 1) {
+            let frameSize = try RecordFrame.withFrame(of: content, numbered: state.lastSequence + 1) {
                 (frame) throws(PreferencesError) -> Int in
                 do throws(PreferencesError) {
                     if let mapping = state.mapping {
@@ -187,7 +197,7 @@ final class FileEngine: PreferencesBackend {
             }
             state.logValidEnd += frameSize
             state.lastSequence += 1
-            record.apply(to: &state.entries)
+            content.apply(to: &state.entries)
             state.seenCount = lockFile.publish(
                 LockFile.Acknowledged(
                     generation: state.generation,

@@ -9,7 +9,7 @@
 /// [writeIdentifier: string] [migration: string] [sequence: varint]
 /// count: varint, then each change: operation, namespace, name, [value]
 /// ```
-struct Record: Equatable, Sendable {
+struct Record: Equatable, Sendable, LogContent {
     var changes: [EntryChange]
     /// The identifier the writer gave its transaction, if any.
     var writeIdentifier: String?
@@ -36,6 +36,30 @@ struct Record: Equatable, Sendable {
     /// Encodes the record as numbered `sequence` in its log, whatever its own `sequence` says: how
     /// the engine numbers a commit without copying its record.
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {
+        Self.encodeHeader(
+            writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, count: changes.count,
+            into: &writer)
+        for change in changes {
+            Self.encode(change.key, change.value, into: &writer)
+        }
+    }
+
+    /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
+    /// with no record and no array made.
+    static func encodeEntry<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue, into writer: inout Sink) {
+        encodeHeader(writeIdentifier: nil, migration: nil, sequence: nil, count: 1, into: &writer)
+        encode(key, value, into: &writer)
+    }
+
+    /// Encodes what comes before a record's changes: its flags, identifiers and number, and how
+    /// many changes follow.
+    fileprivate static func encodeHeader<Sink: ByteSink>(
+        writeIdentifier: String?,
+        migration: String?,
+        sequence: UInt64?,
+        count: Int,
+        into writer: inout Sink
+    ) {
         writer.append(
             (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
                 | (sequence == nil ? 0 : Flag.sequence)
@@ -49,21 +73,14 @@ struct Record: Equatable, Sendable {
         if let sequence {
             writer.appendVarint(Int(sequence))
         }
-        writer.appendVarint(changes.count)
-        for change in changes {
-            Self.encode(change.key, change.value, into: &writer)
-        }
+        writer.appendVarint(count)
     }
 
-    /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
-    /// with no record and no array made.
-    static func encodeEntry<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue, into writer: inout Sink) {
-        writer.append(0 as UInt8)
-        writer.appendVarint(1)
-        encode(key, value, into: &writer)
-    }
-
-    private static func encode<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue?, into writer: inout Sink) {
+    fileprivate static func encode<Sink: ByteSink>(
+        _ key: StorageKey,
+        _ value: StoredValue?,
+        into writer: inout Sink
+    ) {
         writer.append(value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
         if let encoded = key.encoded {
             encoded.withUnsafeBytes { writer.append($0) }
@@ -165,5 +182,28 @@ struct Record: Equatable, Sendable {
         for change in changes {
             entries[change.key] = change.value
         }
+    }
+}
+
+/// What a commit appends to the log, framed: a whole record, or the one change of a write of one key.
+///
+/// A write of one key hands the engine its change alone, which encodes as the record of that one
+/// change would: no record, and no array of changes, is made for it (see
+/// ``PreferencesStore/commit(_:)``).
+protocol LogContent {
+    /// Encodes the content as a record numbered `sequence` in its log.
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?)
+    /// Applies the content's changes to `entries`.
+    func apply(to entries: inout StoredEntries)
+}
+
+extension EntryChange: LogContent {
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {
+        Record.encodeHeader(writeIdentifier: nil, migration: nil, sequence: sequence, count: 1, into: &writer)
+        Record.encode(key, value, into: &writer)
+    }
+
+    func apply(to entries: inout StoredEntries) {
+        entries.set(value, for: key)
     }
 }

@@ -17,11 +17,11 @@ enum RecordFrame {
         append(record, numbered: record.sequence, to: &writer)
     }
 
-    /// Appends `record` to `writer`, framed, as numbered `sequence` in its log
+    /// Appends `content` to `writer`, framed, as a record numbered `sequence` in its log
     /// (see ``Record/encode(into:sequence:)``).
-    static func append(_ record: Record, numbered sequence: UInt64?, to writer: inout some FrameSink) {
+    static func append(_ content: some LogContent, numbered sequence: UInt64?, to writer: inout some FrameSink) {
         let start = begin(&writer)
-        record.encode(into: &writer, sequence: sequence)
+        content.encode(into: &writer, sequence: sequence)
         end(&writer, from: start)
     }
 
@@ -52,38 +52,39 @@ enum RecordFrame {
     /// The room a commit's record is first encoded in, on the stack: most records fit.
     private static let smallFrameSize = 512
 
-    /// Gives `body` the bytes of `record` framed, numbered `sequence` in its log.
+    /// Gives `body` the bytes of `content` framed, as a record numbered `sequence` in its log.
     ///
     /// How a commit encodes its record: written through a pointer into memory on the stack, where
     /// appending to an array checked its uniqueness and capacity at every byte. A record too large
     /// for ``smallFrameSize`` is counted, then written into memory of its size.
-    static func withFrame<Result, Failure: Error>(
-        of record: Record,
+    static func withFrame<Content: LogContent, Result, Failure: Error>(
+        of content: Content,
         numbered sequence: UInt64?,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        if let small = withFrame(of: record, numbered: sequence, inBytes: smallFrameSize, body) {
+        if let small = withFrame(of: content, numbered: sequence, inBytes: smallFrameSize, body) {
             return try small.get()
         }
         var counter = ByteCounter()
-        record.encode(into: &counter, sequence: sequence)
-        guard let large = withFrame(of: record, numbered: sequence, inBytes: headerSize + counter.count, body) else {
+        content.encode(into: &counter, sequence: sequence)
+        guard let large = withFrame(of: content, numbered: sequence, inBytes: headerSize + counter.count, body)
+        else {
             preconditionFailure("a record's count and its encoding disagree")
         }
         return try large.get()
     }
 
-    /// What `body` made of `record` framed in `byteCount` bytes of temporary memory (the stack's,
+    /// What `body` made of `content` framed in `byteCount` bytes of temporary memory (the stack's,
     /// when small); `nil`, with `body` not called, if the frame does not fit.
-    private static func withFrame<Result, Failure: Error>(
-        of record: Record,
+    private static func withFrame<Content: LogContent, Result, Failure: Error>(
+        of content: Content,
         numbered sequence: UInt64?,
         inBytes byteCount: Int,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) -> Swift.Result<Result, Failure>? {
         withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { buffer in
             var writer = UnsafeByteWriter(buffer)
-            append(record, numbered: sequence, to: &writer)
+            append(content, numbered: sequence, to: &writer)
             guard !writer.overflowed else { return nil }
             return Swift.Result { () throws(Failure) -> Result in try body(writer.written) }
         }
