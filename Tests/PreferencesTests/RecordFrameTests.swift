@@ -35,6 +35,26 @@ import Testing
         #expect(sizes.contains { $0 > 512 })
     }
 
+    /// A write of one key appends its change alone, a value or a removal, which must frame exactly
+    /// as the record of that one change: a reader decodes it as that record.
+    @Test func aChangeAloneIsFramedAsTheRecordOfThatChange() {
+        var generator = SplitMix64(seed: 0x0051_A61E)
+        for round in 0..<300 {
+            var change = Self.randomRecord(longString: round % 10 == 0, using: &generator).changes[0]
+            if round % 4 == 1 {
+                change.value = nil  // A removal.
+            }
+            let sequence: UInt64? = round % 3 == 0 ? nil : UInt64.random(in: 1...1 << 40, using: &generator)
+            let framed = RecordFrame.withFrame(of: change, numbered: sequence) { Array($0) }
+            let expected = RecordFrame.withFrame(of: Record(changes: [change]), numbered: sequence) { Array($0) }
+            #expect(framed == expected, "round \(round)")
+            #expect(RecordFrame.record(in: framed, at: 0)?.0 == Record(changes: [change], sequence: sequence))
+            var entries = StoredEntries()
+            change.apply(to: &entries)
+            #expect(entries[change.key] == change.value, "round \(round)")
+        }
+    }
+
     /// A key whose bytes were made ahead, as a declared key's are, encodes as the same key made
     /// without them, through every writer: a record's bytes do not depend on where its keys came from.
     @Test func aKeyMadeAheadEncodesAsTheSameKeyMadeWithout() {

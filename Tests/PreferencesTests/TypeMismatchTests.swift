@@ -151,4 +151,26 @@ struct TypeMismatchTests {
         )
         #expect(errors.first?.description.contains("Int and String") == true)
     }
+
+    /// A write finds the conflict as a read does, through each way of writing: one key, through the
+    /// subscript, or in a transaction.
+    @Test(arguments: ["setValue", "subscript", "transaction"])
+    func aWriteOfAnotherTypeIsReportedNamingBoth(writingThrough path: String) throws {
+        let store = PreferencesStore.inMemory()
+        _ = store[PreferenceKey<Int>("shared", default: 0)]
+        let asString = PreferenceKey<String>("shared", default: "")
+        switch path {
+        case "setValue": try store.setValue("x", for: asString)
+        case "subscript": store[asString] = "x"
+        default: try store.transaction { $0[asString] = "x" }
+        }
+        try store.setValue("y", for: asString)
+        let errors = store.errorChannel.takeBacklog().filter { $0.code == .conflictingValueTypes }
+        #expect(
+            errors == [
+                PreferencesError(.conflictingValueTypes(key: StoredKey("shared"), first: "Int", second: "String"))
+            ]
+        )
+        #expect(store[asString] == "y")
+    }
 }

@@ -106,16 +106,35 @@ final class ChangeHub: Sendable {
         observationPaths: ObservationPaths
     ) {
         guard !changes.isEmpty else { return }
+        enqueue(
+            origin: origin, writeIdentifier: writeIdentifier, firstPath: observationPaths.first,
+            otherPaths: observationPaths.rest
+        ) { changes }
+    }
+
+    /// Queues the change of a commit of one key, made into an array only if an observer is there
+    /// to receive it; `observationPath` is the key's, if a view may track it.
+    func enqueue(_ change: EntryChange, origin: ChangeOrigin, observationPath: KeyPath<PreferencesStore, Int>?) {
+        enqueue(origin: origin, writeIdentifier: nil, firstPath: observationPath, otherPaths: []) { [change] }
+    }
+
+    private func enqueue(
+        origin: ChangeOrigin,
+        writeIdentifier: String?,
+        firstPath: KeyPath<PreferencesStore, Int>?,
+        otherPaths: [KeyPath<PreferencesStore, Int>],
+        changes: () -> [EntryChange]
+    ) {
         state.withLock { state in
             state.lastSequence += 1
-            if let first = observationPaths.first {
-                state.pending.announcements.append(first)
-                if !observationPaths.rest.isEmpty {
-                    state.pending.announcements.append(contentsOf: observationPaths.rest)
+            if let firstPath {
+                state.pending.announcements.append(firstPath)
+                if !otherPaths.isEmpty {
+                    state.pending.announcements.append(contentsOf: otherPaths)
                 }
             }
             if !state.observers.isEmpty {
-                let change = CommittedChange(changes: changes, origin: origin, writeIdentifier: writeIdentifier)
+                let change = CommittedChange(changes: changes(), origin: origin, writeIdentifier: writeIdentifier)
                 state.pending.changes.append(Queued(sequence: state.lastSequence, change: change))
             }
         }

