@@ -45,21 +45,23 @@ package enum StoredValue: Sendable {
 extension StoredValue: Equatable {
     // Floating-point values compare by bit pattern: `-0.0` must not count as the `0.0` already
     // stored (a write would be skipped and the sign lost), and a NaN equals itself.
+    //
+    // One side at a time, not `switch (lhs, rhs)`: the tuple copied both values through their
+    // outlined copy, which a write's check for an unchanged value paid every time.
     package static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
-        switch (lhs, rhs) {
-        case (.bool(let a), .bool(let b)): a == b
-        case (.signed(let a), .signed(let b)): a == b
-        case (.unsigned(let a), .unsigned(let b)): a == b
-        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
-        case (.string(let a), .string(let b)): a == b
-        case (.data(let a), .data(let b)): a == b
-        case (.date(let a), .date(let b)): a.bitPattern == b.bitPattern
-        case (.url(let a), .url(let b)): a == b
-        case (.array(let a), .array(let b)): a == b
-        case (.dictionary(let a), .dictionary(let b)): a == b
-        case (.encoded(let a), .encoded(let b)): a == b
-        default: false
+        switch lhs {
+        case .bool(let a): if case .bool(let b) = rhs { a == b } else { false }
+        case .signed(let a): if case .signed(let b) = rhs { a == b } else { false }
+        case .unsigned(let a): if case .unsigned(let b) = rhs { a == b } else { false }
+        case .double(let a): if case .double(let b) = rhs { a.bitPattern == b.bitPattern } else { false }
+        case .float(let a): if case .float(let b) = rhs { a.bitPattern == b.bitPattern } else { false }
+        case .string(let a): if case .string(let b) = rhs { a == b } else { false }
+        case .data(let a): if case .data(let b) = rhs { a == b } else { false }
+        case .date(let a): if case .date(let b) = rhs { a.bitPattern == b.bitPattern } else { false }
+        case .url(let a): if case .url(let b) = rhs { a == b } else { false }
+        case .array(let a): if case .array(let b) = rhs { a == b } else { false }
+        case .dictionary(let a): if case .dictionary(let b) = rhs { a == b } else { false }
+        case .encoded(let a): if case .encoded(let b) = rhs { a == b } else { false }
         }
     }
 }

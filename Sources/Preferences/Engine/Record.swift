@@ -78,17 +78,26 @@ struct Record: Equatable, Sendable, LogContent {
 
     fileprivate static func encode<Sink: ByteSink>(
         _ key: StorageKey,
-        _ value: StoredValue?,
+        _ value: borrowing StoredValue?,
         into writer: inout Sink
     ) {
-        writer.append(value == nil ? Operation.remove.rawValue : Operation.set.rawValue)
+        // Borrowed, and switched on rather than unwrapped: `value?.write` copied the value first.
+        let isSet: Bool
+        switch value {
+        case .some: isSet = true
+        case .none: isSet = false
+        }
+        writer.append(isSet ? Operation.set.rawValue : Operation.remove.rawValue)
         if let encoded = key.encoded {
             encoded.withUnsafeBytes { writer.append($0) }
         } else {
             writer.appendLengthPrefixed(key.namespace)
             writer.appendLengthPrefixed(key.name)
         }
-        value?.write(to: &writer)
+        switch value {
+        case .some(let value): value.write(to: &writer)
+        case .none: break
+        }
     }
 
     /// Decodes a record's payload, which must be consumed exactly.

@@ -199,10 +199,14 @@ final class Slot {
 
     /// Whether the slot stores `value`, compared where it lies: `stored != value` copied both
     /// optionals twice, into a tuple and out of it, 37 instructions more a write.
-    func stores(_ value: StoredValue?) -> Bool {
-        guard case .some(let current) = stored else { return value == nil }
-        guard case .some(let value) = value else { return false }
-        return current == value
+    func stores(_ value: borrowing StoredValue?) -> Bool {
+        switch value {
+        case .none:
+            return stored == nil
+        case .some(let value):
+            guard case .some(let current) = stored else { return false }
+            return current == value
+        }
     }
 
     func replace(with value: StoredValue?) {
