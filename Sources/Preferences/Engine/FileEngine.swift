@@ -172,19 +172,19 @@ final class FileEngine: PreferencesBackend {
             guard let lockFile, state.refusal == nil else {
                 throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
             }
-            var (log, adopted, problems) = try prepareAppend(&state)
+            var (adopted, problems) = try prepareAppend(&state)
             // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
             // its optional strings copied through the generic `Optional`'s value witnesses.
             let frameSize = try RecordFrame.withFrame(of: content, numbered: state.lastSequence + 1) {
                 (frame) throws(PreferencesError) -> Int in
                 do throws(PreferencesError) {
-                    if let mapping = state.mapping {
-                        try append(frame, through: mapping, at: state.logValidEnd)
+                    if state.mapping != nil {
+                        try append(frame, at: state.logValidEnd, &state)
                     } else {
-                        try fileSystem.store(frame, in: log, at: state.logValidEnd)
+                        try fileSystem.store(frame, in: openLog(state), at: state.logValidEnd)
                     }
                     if flushesToDisk {
-                        try flushLog(log, &state)
+                        try flushLog(openLog(state), &state)
                     }
                 } catch {
                     // Take back what may have reached the file. Should this fail too, the next append's
@@ -195,7 +195,7 @@ final class FileEngine: PreferencesBackend {
                             at: state.logValidEnd, count: min(frame.count, mapping.capacity - state.logValidEnd))
                     } else {
                         state.mapping = nil
-                        try? fileSystem.truncate(log, to: state.logValidEnd)
+                        try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
                     }
                     throw error
                 }
@@ -218,21 +218,26 @@ final class FileEngine: PreferencesBackend {
         }
     }
 
-    /// The log to append to, once it is known to end where this engine thinks it does.
+    /// The log `prepareAppend` left open: looked up only where a write needs it, since holding it
+    /// for the whole append cost a retain and a release.
+    private func openLog(_ state: State) -> OpenFile {
+        guard let log = state.log else { preconditionFailure("prepareAppend leaves a log open or throws") }
+        return log
+    }
+
+    /// Opens the log to append to, if none is, and makes sure it ends where this engine thinks it does.
     ///
-    /// - Returns: The log, records this engine had not seen (see ``adoptUnseenRecords(_:in:)``),
-    ///   and problems to report.
+    /// - Returns: Records this engine had not seen (see ``adoptUnseenRecords(_:in:)``), and
+    ///   problems to report.
     private func prepareAppend(
         _ state: inout State
-    ) throws(PreferencesError) -> (OpenFile, adopted: [Record], problems: [PreferencesError]) {
+    ) throws(PreferencesError) -> (adopted: [Record], problems: [PreferencesError]) {
         var problems = try ensureLog(&state)
-        guard let log = state.log else { preconditionFailure("ensureLog leaves a log open or throws") }
-        guard try logNeedsChecking(&state) else { return (log, [], problems) }
+        guard try logNeedsChecking(&state) else { return ([], problems) }
         let (adopted, found) = try checkLog(&state)
         problems += found
-        guard let log = state.log else { preconditionFailure("checkLog leaves a log open or throws") }
         try ensureMapping(&state)
-        return (log, adopted, problems)
+        return (adopted, problems)
     }
 
     /// Whether the log may hold bytes past `logValidEnd`: records committed under a lock file
@@ -291,10 +296,13 @@ final class FileEngine: PreferencesBackend {
         return ([], problems)
     }
 
-    /// Copies a framed record into the mapping at `offset`, the log's end.
-    private func append(_ frame: UnsafeRawBufferPointer, through mapping: LogMapping, at offset: Int)
+    /// Copies a framed record into the log's mapping at `offset`, the log's end.
+    ///
+    /// The mapping is read from `state` where it lies: passed in, it was retained and released.
+    private func append(_ frame: UnsafeRawBufferPointer, at offset: Int, _ state: inout State)
         throws(PreferencesError)
     {
+        guard let mapping = state.mapping else { preconditionFailure("appending through no mapping") }
         try mapping.reserve(offset + frame.count)
         if !mapping.isZero(at: offset, count: frame.count) {
             // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.
