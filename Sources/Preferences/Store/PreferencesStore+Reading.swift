@@ -24,7 +24,7 @@ extension PreferencesStore {
         get { currentValue(for: key, tracksAccess: true) }
         set {
             do {
-                try commit(change(setting: newValue, for: key))
+                try write(newValue, for: key)
             } catch {
                 errorChannel.report(error)
             }

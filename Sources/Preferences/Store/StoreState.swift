@@ -200,12 +200,23 @@ final class Slot {
     /// Whether the slot stores `value`, compared where it lies: `stored != value` copied both
     /// optionals twice, into a tuple and out of it, 37 instructions more a write.
     func stores(_ value: borrowing StoredValue?) -> Bool {
-        switch value {
+        Self.same(stored, value)
+    }
+
+    /// Whether two optional values are the same, both borrowed: binding the slot's value to compare
+    /// it copied it out first.
+    private static func same(_ lhs: borrowing StoredValue?, _ rhs: borrowing StoredValue?) -> Bool {
+        switch lhs {
         case .none:
-            return stored == nil
-        case .some(let value):
-            guard case .some(let current) = stored else { return false }
-            return current == value
+            switch rhs {
+            case .none: return true
+            case .some: return false
+            }
+        case .some(let lhs):
+            switch rhs {
+            case .none: return false
+            case .some(let rhs): return lhs == rhs
+            }
         }
     }
 
