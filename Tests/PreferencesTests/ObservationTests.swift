@@ -240,6 +240,54 @@ struct ObservationTests {
             observation.cancel()
         }
 
+        /// A tracking handler may write to the store as the framework calls it: the write is made,
+        /// the key it writes is announced too, and nothing waits for a lock the announcement holds.
+        @Test func aTrackingHandlerThatWritesToTheStoreIsAnnouncedToo() throws {
+            let store = PreferencesStore.inMemory()
+            let fired = Locked<[String]>([])
+            withObservationTracking {
+                _ = store[.count]
+            } onChange: {
+                fired.withLock { $0.append("count") }
+                store[.title] = "written by the handler"
+            }
+            withObservationTracking {
+                _ = store[.title]
+            } onChange: {
+                fired.withLock { $0.append("title") }
+            }
+            store[.count] = 1
+            #expect(fired.withLock { $0 } == ["count", "title"])
+            #expect(store[.title] == "written by the handler")
+            #expect(store[.count] == 1)
+        }
+
+        /// Writers on several threads, each to a key a tracking scope read: every scope fires once,
+        /// whichever thread announces which key.
+        @Test func trackingScopesFireOnceEachWhenSeveralThreadsWrite() async throws {
+            let store = PreferencesStore.inMemory()
+            let keys = (0..<8).map { PreferenceKey<Int>("tracked\($0)", default: 0) }
+            let fired = Locked([Int](repeating: 0, count: keys.count))
+            for (index, key) in keys.enumerated() {
+                withObservationTracking {
+                    _ = store[key]
+                } onChange: {
+                    fired.withLock { $0[index] += 1 }
+                }
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for key in keys {
+                    group.addTask {
+                        for value in 1...50 {
+                            store[key] = value
+                        }
+                    }
+                }
+            }
+            #expect(fired.withLock { $0 } == [Int](repeating: 1, count: keys.count))
+            #expect(keys.allSatisfy { store[$0] == 50 })
+        }
+
         @Test func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)

@@ -6,6 +6,10 @@
 /// observer in commit order, and never while the store holds a lock. An observer that writes to
 /// the store only adds to the queue, which the delivering thread then delivers too.
 ///
+/// Key paths for the Observation framework carry no order: a queue that holds one path and nothing
+/// else, with nobody delivering, is announced by the thread that finds it, at once. A tracking
+/// handler that writes to the store then has its write announced inside its own announcement.
+///
 /// (Delivering from a serial dispatch queue instead was measured: on two cores the hand-off made
 /// each write twice as slow as delivering in place.)
 final class ChangeHub: Sendable {
@@ -147,6 +151,17 @@ final class ChangeHub: Sendable {
     /// The store is passed in, not kept: a stored reference to it would have to be weak, and a weak
     /// reference makes every retain and release of the store take the runtime's slow path.
     func deliverPending(announcingThrough store: PreferencesStore) {
+        #if canImport(Observation)
+            // The common case, one write's key path and nothing else, with nobody delivering: taken
+            // out alone and announced, without the batch's buffers and the second look at the queue
+            // (measured: 213 instructions a write). Another thread may announce at the same moment,
+            // which the framework allows; changes for observers never go this way, so their order
+            // is untouched.
+            if let path = takeLoneAnnouncement() {
+                store.announce(path)
+                return
+            }
+        #endif
         var batch = Pending()
         var observers: [Observer] = []
         guard takeBatch(into: &batch, observers: &observers, startingDelivery: true) else { return }
@@ -167,6 +182,16 @@ final class ChangeHub: Sendable {
             }
             batch.removeAll()
         } while takeBatch(into: &batch, observers: &observers, startingDelivery: false)
+    }
+
+    /// The queue's one key path, taken out, when it holds that alone and nobody is delivering.
+    private func takeLoneAnnouncement() -> KeyPath<PreferencesStore, Int>? {
+        state.withLock { state in
+            guard !state.isDelivering, state.pending.changes.isEmpty, state.pending.announcements.count == 1 else {
+                return nil
+            }
+            return state.pending.announcements.removeLast()
+        }
     }
 
     /// Swaps the queue for `batch`, and sets who to deliver it to; `false` once the queue is empty.
