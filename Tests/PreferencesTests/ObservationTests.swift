@@ -240,6 +240,23 @@ struct ObservationTests {
             observation.cancel()
         }
 
+        /// A write of one key made inside a transaction's body is announced once the transaction
+        /// ends, never while the transaction still holds the store's write lock.
+        @Test func aWriteInsideATransactionIsAnnouncedOnlyOnceTheTransactionEnds() throws {
+            let store = PreferencesStore.inMemory()
+            let fired = Locked(0)
+            withObservationTracking {
+                _ = store[.flag]
+            } onChange: {
+                fired.withLock { $0 += 1 }
+            }
+            try store.transaction { _ in
+                store[.flag] = true
+                #expect(fired.withLock { $0 } == 0, "announced while the transaction held the write lock")
+            }
+            #expect(fired.withLock { $0 } == 1)
+        }
+
         /// A tracking handler may write to the store as the framework calls it: the write is made,
         /// the key it writes is announced too, and nothing waits for a lock the announcement holds.
         @Test func aTrackingHandlerThatWritesToTheStoreIsAnnouncedToo() throws {

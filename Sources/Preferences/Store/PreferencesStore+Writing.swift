@@ -230,7 +230,15 @@ extension PreferencesStore {
     func commit(_ change: EntryChange, valueType: (any Any.Type)?) throws(PreferencesError) {
         var conflict: (any Any.Type)?
         var problems: [PreferencesError] = []
+        // The key's path, announced by this thread once it lets go of the write lock, for a write
+        // nobody observes that is not part of a transaction: it need not pass the change hub.
+        var announcement: KeyPath<PreferencesStore, Int>?
         defer {
+            #if canImport(Observation)
+                if let announcement {
+                    announce(announcement)
+                }
+            #endif
             if let conflict, let valueType {
                 reportConflict(for: change.key, first: conflict, second: valueType)
             }
@@ -266,7 +274,11 @@ extension PreferencesStore {
                             return slot.observationPath
                         }
                     }
-                    changeHub.enqueue(change, origin: .thisStore, observationPath: path)
+                    if writeLock.isHeldOnce && !changeHub.mayHaveObservers {
+                        announcement = path
+                    } else {
+                        changeHub.enqueue(change, origin: .thisStore, observationPath: path)
+                    }
                 }
             }
         } catch let error as PreferencesError {

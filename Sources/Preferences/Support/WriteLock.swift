@@ -7,6 +7,14 @@ final class WriteLock: @unchecked Sendable {
     private let lock = RecursiveLock()
     private var depth = 0
 
+    /// Whether the calling thread holds the lock once, not inside another hold of its own.
+    ///
+    /// What it does then is not part of a larger whole, such as a transaction. Call it holding the
+    /// lock.
+    var isHeldOnce: Bool {
+        depth == 1
+    }
+
     /// Runs `body` with the lock held, then, if this was the outermost hold, `afterRelease` once
     /// the lock is released.
     ///
