@@ -202,14 +202,19 @@ struct ObservationTests {
     }
 
     #if canImport(Observation)
-        @Test func observationTrackingFiresForTheKeyReadAndNoOther() throws {
-            let store = PreferencesStore.inMemory()
+        /// How many times the Observation framework says that what `read` read changed: one
+        /// tracking scope, as a view's body makes.
+        private func trackingCount(of read: () -> Void) -> Locked<Int> {
             let fired = Locked(0)
-            withObservationTracking {
-                _ = store[.flag]
-            } onChange: {
+            withObservationTracking(read) {
                 fired.withLock { $0 += 1 }
             }
+            return fired
+        }
+
+        @Test func observationTrackingFiresForTheKeyReadAndNoOther() throws {
+            let store = PreferencesStore.inMemory()
+            let fired = trackingCount { _ = store[.flag] }
             store[.count] = 1
             store[.title] = "unrelated"
             #expect(fired.withLock { $0 } == 0)
@@ -244,12 +249,7 @@ struct ObservationTests {
         /// ends, never while the transaction still holds the store's write lock.
         @Test func aWriteInsideATransactionIsAnnouncedOnlyOnceTheTransactionEnds() throws {
             let store = PreferencesStore.inMemory()
-            let fired = Locked(0)
-            withObservationTracking {
-                _ = store[.flag]
-            } onChange: {
-                fired.withLock { $0 += 1 }
-            }
+            let fired = trackingCount { _ = store[.flag] }
             try store.transaction { _ in
                 store[.flag] = true
                 #expect(fired.withLock { $0 } == 0, "announced while the transaction held the write lock")
