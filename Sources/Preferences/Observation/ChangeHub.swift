@@ -74,23 +74,21 @@ final class ChangeHub: Sendable {
     private let hasObserversFlag = AtomicFlag()
     private let hasPendingFlag = AtomicFlag()
 
-    /// Whether anyone may be observing, read without the hub's lock.
+    /// Whether changes wait to be delivered, read without the hub's lock.
+    ///
+    /// A thread that queued something sees it here, until some thread takes it to deliver.
+    var hasPending: Bool {
+        hasPendingFlag.isSet
+    }
+
+    /// Whether anyone is watching, read without the hub's lock: so that the store knows to look
+    /// out for other processes' commits, and whether a commit must queue its change.
     ///
     /// Observers are added only with the store's write lock held (see ``add(_:deliver:)``): a
     /// thread holding it that reads `false` knows that none is there, and none can come, until it
     /// lets go.
-    var mayHaveObservers: Bool {
-        hasObserversFlag.isSet
-    }
-
-    /// Whether changes wait to be delivered.
-    var hasPending: Bool {
-        state.withLock { !$0.pending.isEmpty }
-    }
-
-    /// Whether anyone is watching, so that the store knows to look out for other processes' commits.
     var hasObservers: Bool {
-        state.withLock { !$0.observers.isEmpty }
+        hasObserversFlag.isSet
     }
 
     /// Registers an observer; it receives each change committed from now on that touches what it

@@ -119,7 +119,7 @@ extension PreferencesStore {
 
 extension StoreState {
     /// The first change whose key a managed setting forces, with the setting's origin.
-    func forcedChange(among changes: some Collection<PendingChange>) -> (key: StorageKey, origin: String)? {
+    func forcedChange(among changes: [PendingChange]) -> (key: StorageKey, origin: String)? {
         guard !overrides.isEmpty else { return nil }
         for change in changes {
             if let origin = forcingOrigin(of: change.key) {

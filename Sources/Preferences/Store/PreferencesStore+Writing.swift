@@ -138,11 +138,9 @@ extension PreferencesStore {
     /// Refuses the whole batch if a managed setting forces one of its keys. Catches up with commits
     /// made elsewhere, drops the changes that change nothing, has the
     /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
-    /// throws.
-    ///
-    /// Generic so that a write of one key passes `CollectionOfOne`, with no array made for it.
-    func commit<Changes: RandomAccessCollection<PendingChange>>(
-        _ changes: Changes,
+    /// throws. A write of one key takes ``commit(_:valueType:)`` instead.
+    func commit(
+        _ changes: [PendingChange],
         durability: Durability? = nil,
         writeIdentifier: String? = nil,
         migration: String? = nil
@@ -274,7 +272,7 @@ extension PreferencesStore {
                             return slot.observationPath
                         }
                     }
-                    if writeLock.isHeldOnce && !changeHub.mayHaveObservers {
+                    if writeLock.isHeldOnce && !changeHub.hasObservers {
                         announcement = path
                     } else {
                         changeHub.enqueue(change, origin: .thisStore, observationPath: path)
