@@ -41,7 +41,7 @@ struct DemoTests {
         _ = try runDemo(arguments: ["--store", store])
         // Damage the first launch's record; the second launch's, after it, still verifies.
         var bytes = try Data(contentsOf: directory.logURL)
-        bytes[FileHeader.size + 20] ^= 0x40
+        bytes[LogFile.recordsOffset + 20] ^= 0x40
         try bytes.write(to: directory.logURL)
 
         let (status, output, _) = try runDemo(arguments: ["--store", store])

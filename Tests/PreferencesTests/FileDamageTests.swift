@@ -22,7 +22,7 @@ struct FileDamageTests {
     /// Writes a snapshot and, as every compaction does, an empty log of its generation beside it.
     private static func writeStore(snapshot: [UInt8], in directory: TemporaryDirectory) throws {
         try Data(snapshot).write(to: directory.storeURL)
-        try Data(LogFile.header(generation: 3)).write(to: directory.logURL)
+        try Data(LogFile.start(generation: 3, lockStamp: 0)).write(to: directory.logURL)
     }
 
     @Test func anIntactFileReadsBackExactly() throws {

@@ -247,6 +247,54 @@ struct LockFileTests {
         #expect(reader.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A store opened after the lock file was deleted, which only reads, sees what a store still
+    /// holding the deleted file commits afterwards: opening stamped the log with the new page, so
+    /// the writer's next lock moves it there rather than committing where the reader never looks.
+    @Test func aStoreOpenedAfterTheLockFileWasDeletedSeesTheCommitsOfOneStillHoldingIt() throws {
+        let directory = try TemporaryDirectory()
+        let writer = try PreferencesStore(fileURL: directory.storeURL)
+        try writer.setValue(1, for: counter)
+        #expect(unlink(directory.lockURL.path) == 0)
+        let reader = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reader[counter] == 1)
+        for value in 2...4 {
+            try writer.setValue(value, for: counter)
+            #expect(reader[counter] == value)
+        }
+        #expect(writer.errorChannel.takeBacklog().isEmpty)
+        #expect(reader.errorChannel.takeBacklog().isEmpty)
+    }
+
+    /// Each commit leaves the log stamped with the incarnation of the lock page it was made under,
+    /// which a writer only stamps once it confirmed its lock file still had a name.
+    @Test func aCommitLeavesTheLogStampedWithItsLockPage() throws {
+        let directory = try TemporaryDirectory()
+        func stamps() throws -> (log: UInt64, page: UInt64) {
+            let log = try Data(contentsOf: directory.logURL)
+            let page = try Data(contentsOf: directory.lockURL)
+            func word(_ data: Data, at offset: Int) -> UInt64 {
+                data[offset..<(offset + 8)].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) }
+            }
+            return (word(log, at: LogFile.lockStampOffset), word(page, at: 56))
+        }
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        try store.setValue(1, for: counter)
+        var (log, page) = try stamps()
+        #expect(log == page && page != 0)
+        // A new log, from a compaction, starts stamped; and a new lock file gets stamped.
+        try store.compact()
+        (log, page) = try stamps()
+        #expect(log == page)
+        #expect(unlink(directory.lockURL.path) == 0)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        try other.setValue(2, for: counter)
+        let moved = try stamps()
+        #expect(moved.log == moved.page && moved.page != page)
+        try store.setValue(3, for: counter)
+        #expect(try stamps() == moved, "the writer on the deleted file stamped the log with its old page")
+        #expect(other[counter] == 3)
+    }
+
     @Test func writersKeepLockingOneFileWhenTheLockFileIsDeletedOrReplaced() throws {
         let directory = try TemporaryDirectory()
         let first = try PreferencesStore(fileURL: directory.storeURL)
@@ -321,9 +369,11 @@ struct LockFileTests {
 
     /// A writer started after the lock file was deleted under another locks the same file as it.
     ///
-    /// Without the check after locking, the two would lock different files. What no check can see,
-    /// a lock held on a file nobody can find any more, is kept out of the test: the second writer
-    /// starts once the first has moved on, as the durability article says it must.
+    /// The first writer checks its lock file by `fstat` every few locks, finds it deleted, and
+    /// makes a new one; the second locks that one. Without the check the two would lock different
+    /// files. What no check can see, a lock held on a file nobody can find any more, is kept out of
+    /// the test: the second writer starts once the first has moved on, as the durability article
+    /// says it must.
     @Test func aWriterStartedAfterTheLockFileWasDeletedLocksTheSameFileAsTheOneAlreadyWriting() throws {
         let directory = try TemporaryDirectory()
         _ = try PreferencesStore(fileURL: directory.storeURL)
@@ -340,12 +390,14 @@ struct LockFileTests {
         let first = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "p0", "6000"])
         waitUntil { hasWritten("p0") }
         #expect(unlink(directory.lockURL.path) == 0)
-        // The first writer's next lock finds the path empty and makes the new lock file.
+        // Within a few of the first writer's locks, it finds the path empty and makes the new file.
         waitUntil { FileManager().fileExists(atPath: directory.lockURL.path) }
         #expect(FileManager().fileExists(atPath: directory.lockURL.path), "the writer still locks the deleted file")
         let second = try ChildProcess.start("PreferencesHarness", ["distinct", directory.storeURL.path, "p1", "3000"])
         waitUntil { hasWritten("p1") }
-        // Deleted again while both write: both move to the next lock file.
+        // Deleted again while both write: they go on locking the deleted file together until one of
+        // them checks by `fstat` and moves, leaving the old page abandoned, which sends the other
+        // after it.
         #expect(unlink(directory.lockURL.path) == 0)
         for child in [first, second] {
             let (status, errors) = child.wait()

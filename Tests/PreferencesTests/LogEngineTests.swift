@@ -19,7 +19,7 @@ struct LogEngineTests {
     /// Where each record of a log ends.
     private func recordEnds(of bytes: [UInt8]) -> [Int] {
         var ends: [Int] = []
-        var offset = FileHeader.size
+        var offset = LogFile.recordsOffset
         while let (_, next) = RecordFrame.record(in: bytes, at: offset) {
             ends.append(next)
             offset = next
@@ -155,7 +155,7 @@ struct LogEngineTests {
         try Data(SnapshotFile.encode(entries, generation: 2)).write(to: directory.storeURL)
         // A log of generation 1, as a crash between a compaction's two renames leaves it.
         var writer = ByteWriter()
-        writer.append(contentsOf: LogFile.header(generation: 1))
+        writer.append(contentsOf: LogFile.start(generation: 1, lockStamp: 0))
         RecordFrame.append(
             Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(1))]),
             to: &writer)
@@ -173,7 +173,7 @@ struct LogEngineTests {
     @Test func aLogNewerThanItsSnapshotIsDamageButItsRecordsAreKept() throws {
         let directory = try TemporaryDirectory()
         var writer = ByteWriter()
-        writer.append(contentsOf: LogFile.header(generation: 4))
+        writer.append(contentsOf: LogFile.start(generation: 4, lockStamp: 0))
         RecordFrame.append(
             Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(9))]),
             to: &writer)
@@ -184,6 +184,37 @@ struct LogEngineTests {
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile])
         #expect(reported.first?.description.contains("continues snapshot generation 4") == true)
+    }
+
+    /// A log of format version 1 (no release wrote one) has its records where version 2 has the
+    /// lock stamp: it is reported as damage, kept in a copy, and every record in it recovered.
+    @Test func aLogOfVersionOneIsDamageButItsRecordsAreKept() throws {
+        let directory = try TemporaryDirectory()
+        var header = FileHeader(kind: .log, generation: 0).encoded()
+        header[8] = 1
+        var writer = ByteWriter()
+        writer.append(CRC32C.checksum(header[0..<(FileHeader.size - 4)]))
+        header.replaceSubrange((FileHeader.size - 4)..<FileHeader.size, with: writer.bytes)
+        var log = ByteWriter()
+        log.append(contentsOf: header)
+        for value in [3, 5] {
+            RecordFrame.append(
+                Record(
+                    changes: [
+                        EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(Int64(value)))
+                    ]),
+                to: &log)
+        }
+        try Data(log.bytes).write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[.count] == 5)
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains("format version 1") == true)
+        #expect(try directory.fileNames().contains { $0.contains(".damaged-") })
+        try store.setValue(6, for: .count)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 6)
     }
 
     @Test func randomDamageToALogNeverLoadsAValueThatWasNotWritten() throws {

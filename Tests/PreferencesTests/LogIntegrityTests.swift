@@ -20,7 +20,7 @@ struct LogIntegrityTests {
 
     /// Where each record of a log begins, and where the last one ends.
     private func recordBounds(of bytes: [UInt8]) -> [Int] {
-        var bounds = [FileHeader.size]
+        var bounds = [LogFile.recordsOffset]
         while let (_, next) = RecordFrame.record(in: bytes, at: bounds.last!) {
             bounds.append(next)
         }

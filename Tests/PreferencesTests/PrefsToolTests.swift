@@ -222,7 +222,7 @@ struct PrefsToolTests {
     @Test func verifyAndRepairADamagedStoreWhileOtherCommandsLeaveItAlone() throws {
         let directory = try sampleStore()
         var log = try Data(contentsOf: directory.logURL)
-        log[FileHeader.size + 20] ^= 0x10  // inside the first record; later ones still verify
+        log[LogFile.recordsOffset + 20] ^= 0x10  // inside the first record; later ones still verify
         try log.write(to: directory.logURL)
 
         let read = try prefs(["read", directory.storeURL.path])

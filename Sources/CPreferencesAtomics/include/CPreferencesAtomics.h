@@ -36,6 +36,13 @@ static inline uint64_t preferences_atomic_load_sequenced(const void *address) {
     return atomic_load_explicit((const _Atomic uint64_t *)address, memory_order_seq_cst);
 }
 
+/// Stores `desired` if the word still holds `expected`, ordered with every other sequentially
+/// consistent operation; returns whether it did.
+static inline bool preferences_atomic_compare_exchange_sequenced(void *address, uint64_t expected, uint64_t desired) {
+    return atomic_compare_exchange_strong_explicit(
+        (_Atomic uint64_t *)address, &expected, desired, memory_order_seq_cst, memory_order_seq_cst);
+}
+
 /// Orders every store before it before every store after it, as seen from any process.
 static inline void preferences_fence_release(void) { atomic_thread_fence(memory_order_release); }
 

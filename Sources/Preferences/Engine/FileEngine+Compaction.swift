@@ -9,7 +9,7 @@
 extension FileEngine {
     /// Whether the log has outgrown the snapshot, and no failed compaction asks to wait.
     func shouldCompact(_ state: State) -> Bool {
-        guard state.logValidEnd - FileHeader.size > max(state.snapshotSize, compactionMinimumBytes) else {
+        guard state.logValidEnd - LogFile.recordsOffset > max(state.snapshotSize, compactionMinimumBytes) else {
             return false
         }
         guard let failure = state.compactionFailure else { return true }
@@ -79,14 +79,17 @@ extension FileEngine {
         state.snapshotOrder = order
         state.generation = generation
         state.snapshotSize = bytes.count
+        // Mapped, the log this replaces is stamped with this engine's page already (see `confirm`).
+        let outgoingLogIsStamped = state.mapping != nil
         state.log = nil
         // Others must reload now, even if no new log can be started: theirs is stale.
         defer {
             state.seenCount = lockFile.publish(
-                LockFile.Acknowledged(generation: generation, sequence: 0, committedEnd: FileHeader.size)
+                LockFile.Acknowledged(generation: generation, sequence: 0, committedEnd: LogFile.recordsOffset)
             )
         }
-        problems += try ensureLog(&state, persistence: flushesToDisk ? .flushed : .deferred)
+        problems += try ensureLog(
+            &state, persistence: flushesToDisk ? .flushed : .deferred, outgoingLogIsStamped: outgoingLogIsStamped)
         return problems
     }
 
@@ -98,17 +101,24 @@ extension FileEngine {
     /// - Parameters:
     ///   - state: The engine's state, which takes the new log.
     ///   - persistence: How far the new log must reach stable storage.
+    ///   - outgoingLogIsStamped: Whether the log at the path, which the new one replaces, is known
+    ///     to be stamped with this engine's lock page: the one it had mapped.
     /// - Returns: Problems that did not stop the log from starting: a folder that could not be synced.
     /// - Throws: A ``PreferencesError`` if the log cannot be written or opened.
     func ensureLog(
         _ state: inout State,
-        persistence: FileSystem.Persistence = .flushed
+        persistence: FileSystem.Persistence = .flushed,
+        outgoingLogIsStamped: Bool = false
     ) throws(PreferencesError) -> [PreferencesError] {
         guard state.log == nil else { return [] }
+        if !outgoingLogIsStamped {
+            stampLogAtPath()
+        }
         var problems: [PreferencesError] = []
-        let header = LogFile.header(generation: state.generation)
+        // Stamped with the page of the lock this engine holds, which it confirmed was the current one.
+        let start = LogFile.start(generation: state.generation, lockStamp: lockFile?.incarnation ?? 0)
         if let warning = try fileSystem.replaceFile(
-            at: logPath, with: header, ownedLike: location, persistence: persistence)
+            at: logPath, with: start, ownedLike: location, persistence: persistence)
         {
             problems.append(warning)
         }
@@ -117,8 +127,25 @@ extension FileEngine {
         }
         state.log = log
         state.logIsFlushed = persistence == .flushed
-        state.logValidEnd = FileHeader.size
+        state.logValidEnd = LogFile.recordsOffset
         state.lastSequence = 0
         return problems
+    }
+
+    /// Stamps the log now at the path, which a new one is about to replace, with this engine's page.
+    ///
+    /// A writer still holding a lock file since deleted may be appending to that log through its
+    /// mapping, its lock confirmed by the stamp (see ``LockFile/confirm(stampedAt:)``): stamped
+    /// with another page, it checks by `fstat` at its next lock and moves to this engine's lock
+    /// file, instead of going on writing into a file nobody reads any more. Best effort: a log that
+    /// cannot be opened or written is no log such a writer has mapped either.
+    private func stampLogAtPath() {
+        guard let lockFile, let log = try? fileSystem.openExisting(at: logPath, readOnly: false),
+            let start = try? fileSystem.contents(of: log, from: 0, limit: LogFile.recordsOffset),
+            start.count == LogFile.recordsOffset, case .valid = FileHeader.check(start, expecting: .log)
+        else { return }
+        withUnsafeBytes(of: lockFile.incarnation.littleEndian) {
+            try? fileSystem.store($0, in: log, at: LogFile.lockStampOffset)
+        }
     }
 }

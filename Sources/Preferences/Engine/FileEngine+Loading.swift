@@ -77,6 +77,11 @@ extension FileEngine {
             } else if !loaded.damaged.isEmpty {
                 problems += engine.repair(&state, loaded.damaged)
             }
+            // Stamped as it opens: a process still writing under a lock file this one replaced
+            // learns it at its next lock, before it commits where this one's readers never look.
+            if let lockFile, state.refusal == nil, state.log != nil {
+                try lockFile.confirm(stampedAt: engine.ensureMapping(&state)?.lockStamp)
+            }
             return state.entries
         }
         return Opened(engine: engine, entries: entries, problems: problems)
@@ -315,7 +320,7 @@ extension FileEngine {
 
     private func unsupported(_ path: String, _ error: UnsupportedVersion) -> PreferencesError {
         PreferencesError(
-            .unsupportedFormatVersion(path: path, found: error.version, supported: FileHeader.currentVersion)
+            .unsupportedFormatVersion(path: path, found: error.version, supported: error.supported)
         )
     }
 }

@@ -14,7 +14,8 @@
 ///   it survives the process being killed the moment the call returns; in synchronous durability
 ///   it is also `fdatasync`ed, and survives power loss. On Linux the append is a copy into a
 ///   mapping of the log, whose space is allocated ahead (``LogMapping``), under the mutex in the
-///   lock page: no system call. Elsewhere it is one `pwrite(2)` under `flock`. The lock page then
+///   lock page, confirmed current by the log's lock stamp (``LockFile/confirm(stampedAt:)``): no
+///   system call. Elsewhere it is one `pwrite(2)` under `flock`. The lock page then
 ///   records it as acknowledged: its generation, number and end. That is what marks a commit done,
 ///   and what tells a write cut short from damage, and a complete log from one missing commits.
 /// - When the log outgrows the snapshot, compaction writes a new snapshot of the next
@@ -108,9 +109,10 @@ final class FileEngine: PreferencesBackend {
         if depth > 0 || lockFile.commitCount == seen {
             return apply(BackendUpdate(commitCount: seen))
         }
-        try lockFile.lock(exclusive: false)
+        try lockFile.lock(exclusive: false, confirmingName: false)
         defer { lockFile.unlock() }
         try state.withLock { (state: inout State) throws(PreferencesError) in
+            try lockFile.confirm(stampedAt: state.mapping?.lockStamp)
             apply(try catchUpLocked(&state, canRepair: false))
         }
     }
@@ -140,8 +142,11 @@ final class FileEngine: PreferencesBackend {
             apply(BackendUpdate(commitCount: state.withLock { $0.seenCount }))
             return try body()
         }
-        try lockFile.lock(exclusive: true)
+        try lockFile.lock(exclusive: true, confirmingName: false)
         try state.withLock { (state: inout State) throws(PreferencesError) in
+            // Before anything is read or repaired: under a lock file that lost its name, another
+            // process may be writing at the same moment.
+            try lockFile.confirm(stampedAt: state.mapping?.lockStamp)
             var update = try catchUpLocked(&state, canRepair: true)
             // Before the body reads anything, a commit the page never announced (made under a lock
             // file since replaced, or by a writer that died mid-copy) is read in or cut off. With
@@ -260,7 +265,7 @@ final class FileEngine: PreferencesBackend {
     /// The mapping of the log to append through, with room for a frame's header at its end, when
     /// the engine shares memory and has a log.
     @discardableResult
-    private func ensureMapping(_ state: inout State) throws(PreferencesError) -> LogMapping? {
+    func ensureMapping(_ state: inout State) throws(PreferencesError) -> LogMapping? {
         // The common case, first: a mapping with room already.
         if state.mappingHasRoomForHeader, let mapping = state.mapping {
             return mapping

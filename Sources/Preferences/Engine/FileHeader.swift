@@ -2,7 +2,7 @@
 ///
 /// ```
 ///  0  magic       8 bytes   89 50 52 45 46 0D 0A 1A  ("\x89PREF\r\n\x1A")
-///  8  version     UInt16    1
+///  8  version     UInt16    the kind's format version (``Kind/currentVersion``)
 /// 10  kind        UInt16    0 snapshot, 1 log
 /// 12  reserved    UInt32    0
 /// 16  generation  UInt64    the compaction that wrote the snapshot or started the log
@@ -14,10 +14,20 @@ struct FileHeader: Equatable {
     enum Kind: UInt16 {
         case snapshot = 0
         case log = 1
+
+        /// The format version of this kind of file that the library writes and reads.
+        ///
+        /// A log's is 2: its header is followed by the lock stamp (see ``LogFile``). Version 1,
+        /// which no release wrote, had none.
+        var currentVersion: Int {
+            switch self {
+            case .snapshot: 1
+            case .log: 2
+            }
+        }
     }
 
     static let magic: [UInt8] = [0x89, 0x50, 0x52, 0x45, 0x46, 0x0D, 0x0A, 0x1A]
-    static let currentVersion = 1
     static let size = 40
 
     var kind: Kind
@@ -28,7 +38,7 @@ struct FileHeader: Equatable {
     func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.size)
         writer.append(contentsOf: Self.magic)
-        writer.append(UInt16(Self.currentVersion))
+        writer.append(UInt16(kind.currentVersion))
         writer.append(kind.rawValue)
         writer.append(UInt32(0))
         writer.append(generation)
@@ -65,8 +75,8 @@ struct FileHeader: Equatable {
             return .damaged("the header's checksum does not match")
         }
         // Only a header that verifies is trusted to say the file is from a newer version.
-        guard Int(version) <= currentVersion else { return .newerVersion(Int(version)) }
-        guard Int(version) == currentVersion else { return .damaged("the header names format version \(version)") }
+        guard Int(version) <= kind.currentVersion else { return .newerVersion(Int(version)) }
+        guard Int(version) == kind.currentVersion else { return .damaged("the header names format version \(version)") }
         guard rawKind == kind.rawValue else { return .damaged("the header names another kind of file (\(rawKind))") }
         return .valid(
             FileHeader(kind: kind, generation: generation, bodyLength: bodyLength, bodyChecksum: bodyChecksum))
@@ -76,4 +86,6 @@ struct FileHeader: Equatable {
 /// A file written by a newer version of the library, which must not be read or replaced.
 struct UnsupportedVersion: Error, Equatable {
     var version: Int
+    /// The version of that kind of file this library reads.
+    var supported: Int
 }

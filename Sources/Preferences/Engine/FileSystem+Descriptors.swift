@@ -66,21 +66,22 @@ extension FileSystem {
         return (Int(status.st_size), Int(status.st_nlink))
     }
 
-    /// Every byte of the file from `offset` to its end.
-    func contents(of file: OpenFile, from offset: Int) throws(PreferencesError) -> [UInt8] {
+    /// The bytes of the file from `offset` to its end, or the first `limit` of them.
+    func contents(of file: OpenFile, from offset: Int, limit: Int = .max) throws(PreferencesError) -> [UInt8] {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit))
         var position = offset
-        while true {
+        while bytes.count < limit {
             let count = try check(.read, file.path) {
                 chunk.withUnsafeMutableBytes {
                     Int32(clamping: pread(file.descriptor, $0.baseAddress, $0.count, off_t(position)))
                 }
             }
             if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<Int(count)])
+            bytes.append(contentsOf: chunk[0..<min(Int(count), limit - bytes.count)])
             position += Int(count)
         }
+        return bytes
     }
 
     /// Writes `bytes` at `offset`: one `pwrite(2)`, unless the system writes less than asked.

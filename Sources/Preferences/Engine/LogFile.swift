@@ -1,4 +1,15 @@
-/// The log: a ``FileHeader``, then one framed record per commit, appended.
+/// The log: a ``FileHeader``, the lock stamp, then one framed record per commit, appended.
+///
+/// ```
+///  0  header      40 bytes  a ``FileHeader`` of kind log
+/// 40  lockStamp   UInt64    the incarnation of the lock page writers last confirmed current
+/// 48  records               one framed record per commit (``RecordFrame``)
+/// ```
+///
+/// The lock stamp is a hint shared through the log's mapping, never data: a writer whose lock
+/// page's incarnation it holds need not ask the kernel whether its lock file was deleted or
+/// replaced (see ``LockFile/confirm(stampedAt:)``). It is outside the header's checksum, written
+/// in place while the log is in use, and ignored when reading.
 ///
 /// A log's records apply on top of the snapshot of the same generation, and each carries its
 /// commit's number in the log (``Record/sequence``).
@@ -32,8 +43,17 @@ enum LogFile {
         var missingSequences: [ClosedRange<UInt64>] = []
     }
 
-    static func header(generation: UInt64) -> [UInt8] {
-        FileHeader(kind: .log, generation: generation).encoded()
+    /// Where the lock stamp lies in a log.
+    static let lockStampOffset = FileHeader.size
+    /// Where a log's first record begins: after its header and lock stamp.
+    static let recordsOffset = lockStampOffset + 8
+
+    /// The bytes a new log begins with: its header, and the lock stamp of the page its writer holds.
+    static func start(generation: UInt64, lockStamp: UInt64) -> [UInt8] {
+        var writer = ByteWriter(capacity: recordsOffset)
+        writer.append(contentsOf: FileHeader(kind: .log, generation: generation).encoded())
+        writer.append(lockStamp)
+        return writer.bytes
     }
 
     /// Replays a whole log.
@@ -49,9 +69,10 @@ enum LogFile {
     ) throws(UnsupportedVersion) -> Replay {
         switch FileHeader.check(bytes, expecting: .log) {
         case .newerVersion(let version):
-            throw UnsupportedVersion(version: version)
+            throw UnsupportedVersion(version: version, supported: FileHeader.Kind.log.currentVersion)
         case .damaged(let reason):
-            // With no header to trust, keep what verifies and report the rest.
+            // With no header to trust, keep what verifies and report the rest; from the header's
+            // end, which also finds the records of a log of version 1, before the lock stamp.
             var records: [Record] = []
             let scan = RecordFrame.scan(bytes, from: min(FileHeader.size, bytes.count), headerIsDamaged: true) {
                 records.append($0)
@@ -71,7 +92,7 @@ enum LogFile {
             )
         case .valid(let header):
             let committedEnd = acknowledged.flatMap { $0.generation == header.generation ? $0.committedEnd : nil }
-            var replay = records(in: bytes, from: FileHeader.size, after: 0, committedEnd: committedEnd)
+            var replay = records(in: bytes, from: recordsOffset, after: 0, committedEnd: committedEnd)
             replay.generation = header.generation
             return replay
         }

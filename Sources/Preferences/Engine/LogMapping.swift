@@ -102,6 +102,15 @@ final class LogMapping {
         (base + offset).initializeMemory(as: UInt8.self, repeating: 0, count: count)
     }
 
+    /// Where the log's lock stamp (see ``LogFile``) lies in the mapping; `nil` before anything is reserved.
+    ///
+    /// Every process that maps the log shares it. Valid until the next ``reserve(_:)`` maps the
+    /// file again.
+    var lockStamp: UnsafeMutableRawPointer? {
+        guard let base, capacity >= LogFile.recordsOffset else { return nil }
+        return base + LogFile.lockStampOffset
+    }
+
     /// Whether another program shortened the file under the mapping since it was made: what was
     /// copied into the lost pages never reached the file.
     var isLost: Bool {

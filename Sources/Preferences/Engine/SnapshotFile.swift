@@ -71,7 +71,7 @@ enum SnapshotFile {
     static func decode(_ bytes: [UInt8]) throws(UnsupportedVersion) -> Contents {
         switch FileHeader.check(bytes, expecting: .snapshot) {
         case .newerVersion(let version):
-            throw UnsupportedVersion(version: version)
+            throw UnsupportedVersion(version: version, supported: FileHeader.Kind.snapshot.currentVersion)
         case .damaged(let reason):
             return salvage(bytes, reason: reason, generation: 0, headerIsValid: false)
         case .valid(let header):
