@@ -154,12 +154,7 @@ struct LogEngineTests {
         let entries = [StorageKey(namespace: "app", name: "count"): StoredValue.signed(7)]
         try Data(SnapshotFile.encode(entries, generation: 2)).write(to: directory.storeURL)
         // A log of generation 1, as a crash between a compaction's two renames leaves it.
-        var writer = ByteWriter()
-        writer.append(contentsOf: LogFile.start(generation: 1, lockStamp: 0))
-        RecordFrame.append(
-            Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(1))]),
-            to: &writer)
-        try Data(writer.bytes).write(to: directory.logURL)
+        try writeLog(startingWith: LogFile.start(generation: 1, lockStamp: 0), counts: [1], in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
         #expect(store[.count] == 7)
@@ -172,12 +167,7 @@ struct LogEngineTests {
 
     @Test func aLogNewerThanItsSnapshotIsDamageButItsRecordsAreKept() throws {
         let directory = try TemporaryDirectory()
-        var writer = ByteWriter()
-        writer.append(contentsOf: LogFile.start(generation: 4, lockStamp: 0))
-        RecordFrame.append(
-            Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(9))]),
-            to: &writer)
-        try Data(writer.bytes).write(to: directory.logURL)
+        try writeLog(startingWith: LogFile.start(generation: 4, lockStamp: 0), counts: [9], in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
         #expect(store[.count] == 9)
@@ -195,17 +185,7 @@ struct LogEngineTests {
         var writer = ByteWriter()
         writer.append(CRC32C.checksum(header[0..<(FileHeader.size - 4)]))
         header.replaceSubrange((FileHeader.size - 4)..<FileHeader.size, with: writer.bytes)
-        var log = ByteWriter()
-        log.append(contentsOf: header)
-        for value in [3, 5] {
-            RecordFrame.append(
-                Record(
-                    changes: [
-                        EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(Int64(value)))
-                    ]),
-                to: &log)
-        }
-        try Data(log.bytes).write(to: directory.logURL)
+        try writeLog(startingWith: header, counts: [3, 5], in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
         #expect(store[.count] == 5)
@@ -215,6 +195,18 @@ struct LogEngineTests {
         #expect(try directory.fileNames().contains { $0.contains(".damaged-") })
         try store.setValue(6, for: .count)
         #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 6)
+    }
+
+    /// Writes a log that begins with `start` (a header, and since version 2 the lock stamp), then
+    /// holds one record per count, each setting the `count` key to it.
+    private func writeLog(startingWith start: [UInt8], counts: [Int64], in directory: TemporaryDirectory) throws {
+        var writer = ByteWriter()
+        writer.append(contentsOf: start)
+        for count in counts {
+            let change = EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(count))
+            RecordFrame.append(Record(changes: [change]), to: &writer)
+        }
+        try Data(writer.bytes).write(to: directory.logURL)
     }
 
     @Test func randomDamageToALogNeverLoadsAValueThatWasNotWritten() throws {
