@@ -168,6 +168,11 @@ struct StoreWritingTests {
         let synced = compaction.filter { $0.0 == .fsync }.map(\.path)
         #expect(synced.count == 1 && synced.allSatisfy { $0.hasPrefix(directory.storeURL.path + ".tmp-") })
         #expect(folderFlushes(in: compaction) == 1, "the snapshot's rename is flushed, the log's is not")
+        // Neither the snapshot's temporary file nor the new log's is left behind.
+        #expect(
+            try directory.fileNames().sorted() == [
+                "preferences.store", "preferences.store.lock", "preferences.store.log",
+            ])
 
         // The first commit that is flushed flushes the new log's name too; the next one need not.
         for expectedFolderSyncs in [1, 0] {
