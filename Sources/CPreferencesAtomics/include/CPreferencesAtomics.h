@@ -1,6 +1,7 @@
 #ifndef C_PREFERENCES_ATOMICS_H
 #define C_PREFERENCES_ATOMICS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,9 @@ static inline void preferences_fence_release(void) { atomic_thread_fence(memory_
 #if defined(__APPLE__)
 #include <os/lock.h>
 #endif
+
+/// A number that names the calling thread for as long as it runs (its `pthread_t`).
+static inline uintptr_t preferences_thread_identity(void) { return (uintptr_t)pthread_self(); }
 
 void preferences_lock_contended(void *address);
 void preferences_unlock_contended(void *address);
