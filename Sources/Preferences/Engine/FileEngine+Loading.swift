@@ -79,8 +79,9 @@ extension FileEngine {
             }
             // Stamped as it opens: a process still writing under a lock file this one replaced
             // learns it at its next lock, before it commits where this one's readers never look.
+            // A lock file deleted since the lock above found it is left to the next lock to move from.
             if let lockFile, state.refusal == nil, state.log != nil {
-                try lockFile.confirm(stampedAt: engine.ensureMapping(&state)?.lockStamp)
+                _ = lockFile.confirm(stampedAt: try engine.ensureMapping(&state)?.lockStamp)
             }
             return state.entries
         }

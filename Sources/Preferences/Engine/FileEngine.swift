@@ -111,9 +111,16 @@ final class FileEngine: PreferencesBackend {
         }
         try lockFile.lock(exclusive: false, confirmingName: false)
         defer { lockFile.unlock() }
-        try state.withLock { (state: inout State) throws(PreferencesError) in
-            try lockFile.confirm(stampedAt: state.mapping?.lockStamp)
-            apply(try catchUpLocked(&state, canRepair: false))
+        while true {
+            let isConfirmed = try state.withLock { (state: inout State) throws(PreferencesError) -> Bool in
+                guard lockFile.confirm(stampedAt: state.mapping?.lockStamp) else { return false }
+                apply(try catchUpLocked(&state, canRepair: false))
+                return true
+            }
+            if isConfirmed {
+                return
+            }
+            try lockFile.moveToFileAtPath()
         }
     }
 
@@ -143,23 +150,30 @@ final class FileEngine: PreferencesBackend {
             return try body()
         }
         try lockFile.lock(exclusive: true, confirmingName: false)
-        try state.withLock { (state: inout State) throws(PreferencesError) in
-            // Before anything is read or repaired: under a lock file that lost its name, another
-            // process may be writing at the same moment.
-            try lockFile.confirm(stampedAt: state.mapping?.lockStamp)
-            var update = try catchUpLocked(&state, canRepair: true)
-            // Before the body reads anything, a commit the page never announced (made under a lock
-            // file since replaced, or by a writer that died mid-copy) is read in or cut off. With
-            // `pwrite`, the append's own check of the log's size does that.
-            if fileSystem.sharesMemory, try logNeedsChecking(&state) {
-                let (adopted, problems) = try checkLog(&state)
-                update.records += adopted
-                update.problems += problems
-                update.commitCount = state.seenCount
+        while true {
+            let isConfirmed = try state.withLock { (state: inout State) throws(PreferencesError) -> Bool in
+                // Before anything is read or repaired: under a lock file that lost its name, another
+                // process may be writing at the same moment.
+                guard lockFile.confirm(stampedAt: state.mapping?.lockStamp) else { return false }
+                var update = try catchUpLocked(&state, canRepair: true)
+                // Before the body reads anything, a commit the page never announced (made under a
+                // lock file since replaced, or by a writer that died mid-copy) is read in or cut off.
+                // With `pwrite`, the append's own check of the log's size does that.
+                if fileSystem.sharesMemory, try logNeedsChecking(&state) {
+                    let (adopted, problems) = try checkLog(&state)
+                    update.records += adopted
+                    update.problems += problems
+                    update.commitCount = state.seenCount
+                }
+                apply(update)
+                return true
             }
-            apply(update)
+            if isConfirmed {
+                return try body()
+            }
+            // Outside the engine's own lock, which reads take: this waits for other processes.
+            try lockFile.moveToFileAtPath()
         }
-        return try body()
     }
 
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {

@@ -315,8 +315,8 @@ final class LockFile: @unchecked Sendable {
         }
     }
 
-    /// Confirms that the lock this thread holds is on the file the path names, taking the lock on
-    /// that file instead if not, and records in `stamp` that it is.
+    /// Confirms that the lock this thread holds is on the file the path names, and records in
+    /// `stamp` that it is; `false` if the file has lost its name.
     ///
     /// `stamp` is the log's lock stamp (see ``LogFile``), a word every process using the store
     /// maps. A holder writes its page's incarnation there only after checking that its file still
@@ -332,33 +332,44 @@ final class LockFile: @unchecked Sendable {
     /// commit beside one of its own. A file deleted while its holder is inside a hold goes
     /// unnoticed until a later lock, as with a check by `fstat` on every lock.
     ///
+    /// Call it holding the lock, taken with `confirmingName: false`. It makes at most one system
+    /// call and waits for nobody, so it may run under the engine's own lock, which reads take.
+    ///
     /// - Parameter stamp: The log's lock stamp, or `nil` when the store has no log mapped: then
     ///   only `fstat` can tell.
-    /// - Throws: A ``PreferencesError`` if the file at the path, when it must move there, cannot
-    ///   be locked, opened or mapped.
-    func confirm(stampedAt stamp: UnsafeMutableRawPointer?) throws(PreferencesError) {
+    /// - Returns: Whether the lock is confirmed. When it is not, call ``moveToFileAtPath()`` and
+    ///   confirm again.
+    func confirm(stampedAt stamp: UnsafeMutableRawPointer?) -> Bool {
         while true {
             let incarnation = self.incarnation
             let stamped = stamp.map { preferences_atomic_load_sequenced($0) }
             if stamped == incarnation && locksSinceNameCheck < Self.locksBetweenNameChecks {
                 locksSinceNameCheck += 1
-                return
+                return true
             }
             // With `flock`, `lock` has already checked the name.
             if usesMutex {
-                guard hasName else {
-                    try leaveForFileAtPath()
-                    try lock(exclusive: true)
-                    continue
-                }
+                guard hasName else { return false }
                 locksSinceNameCheck = 0
             }
-            guard let stamp, let stamped, stamped != incarnation else { return }
+            guard let stamp, let stamped, stamped != incarnation else { return true }
             // Lost to another holder's stamp: check again, against what it wrote.
             if preferences_atomic_compare_exchange_sequenced(stamp, stamped, incarnation) {
-                return
+                return true
             }
         }
+    }
+
+    /// Leaves the lock of a file that lost its name (see ``confirm(stampedAt:)``) for the lock of
+    /// the file at the path, taken exclusively.
+    ///
+    /// It waits for the holders of the new file's lock, in any process: call it holding none of
+    /// the engine's own locks.
+    ///
+    /// - Throws: A ``PreferencesError`` if the file at the path cannot be locked, opened or mapped.
+    func moveToFileAtPath() throws(PreferencesError) {
+        try leaveForFileAtPath()
+        try lock(exclusive: true)
     }
 
     /// Lets go of the mutex of a file that lost its name, and switches to the file at the path.
