@@ -283,4 +283,29 @@ struct StoreWritingTests {
         try store.transaction { $0[.title] = "same" }
         #expect(log.counts == before)
     }
+
+    /// A log that outgrows the address space its mapping first took (1 MiB) is mapped again,
+    /// larger, and keeps every record: read back by the store that wrote it, by another store on
+    /// the same file, and after reopening.
+    @Test func aLogGrownPastItsFirstMappingKeepsEveryRecord() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL, compactionMinimumBytes: 1 << 26)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        let keys = (0..<100).map { PreferenceKey<String>("key\($0)", default: "") }
+        let padding = String(repeating: "x", count: 200)
+        for round in 0..<6_000 {
+            try store.setValue("\(round) \(padding)", for: keys[round % keys.count])
+        }
+        let log = try FileManager().attributesOfItem(atPath: directory.logURL.path)[.size] as? Int ?? 0
+        #expect(log > 1 << 20, "the log never outgrew its first mapping")
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        for (index, key) in keys.enumerated() {
+            let expected = "\(5_900 + index) \(padding)"
+            #expect(store[key] == expected)
+            #expect(other[key] == expected)
+            #expect(reopened[key] == expected)
+        }
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+    }
 }

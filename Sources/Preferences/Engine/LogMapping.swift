@@ -23,10 +23,17 @@ final class LogMapping {
     let file: OpenFile
     private let fileSystem: FileSystem
     private var base: UnsafeMutableRawPointer?
-    /// The bytes mapped, all of them allocated in the file.
+    /// The bytes allocated in the file, and so writable through the mapping.
     private(set) var capacity = 0
+    /// The address space mapped: `capacity` and more, past the file's end, where nothing is read or
+    /// written until the file is allocated that far. Growing the log then allocates it and leaves
+    /// the mapping be: mapping the file again each time cost a write at 100 keys about 0.3 µs on
+    /// average (`munmap`, `mmap`, and the pages touched again faulting in), every hundred writes.
+    private var windowLength = 0
     private var guardSlot: Int32 = -1
     private static let pageSize = 4096
+    /// The least address space a mapping takes: a log of this size is about 25,000 small writes.
+    private static let minimumWindow = 1 << 20
     /// The least space allocated ahead of the log's end, and the fraction of its size allocated
     /// ahead beyond that: an allocation every hundred or so small writes, and little space held that
     /// the log may never use (16 KiB ahead made the files of 1,000 overwritten keys twice the live data).
@@ -56,15 +63,19 @@ final class LogMapping {
             }
             return 0
         }
-        unmap()
-        try fileSystem.check(.map, file.path) {
-            let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor, 0)
-            guard let address, address != MAP_FAILED else { return -1 }
-            base = address
-            return 0
+        if length > windowLength {
+            unmap()
+            let window = max(2 * length, Self.minimumWindow)
+            try fileSystem.check(.map, file.path) {
+                let address = mmap(nil, window, PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor, 0)
+                guard let address, address != MAP_FAILED else { return -1 }
+                base = address
+                return 0
+            }
+            windowLength = window
+            guardSlot = Int32(preferences_guard_register(base, window))
         }
         capacity = length
-        guardSlot = Int32(preferences_guard_register(base, length))
     }
 
     /// Whether the `count` bytes at `offset`, which must be reserved, are all zeros: nobody wrote there.
@@ -120,9 +131,10 @@ final class LogMapping {
     private func unmap() {
         guard let base else { return }
         preferences_guard_unregister(guardSlot)
-        munmap(base, capacity)
+        munmap(base, windowLength)
         self.base = nil
         capacity = 0
+        windowLength = 0
         guardSlot = -1
     }
 }
