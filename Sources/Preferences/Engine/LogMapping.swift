@@ -25,10 +25,12 @@ final class LogMapping {
     private var base: UnsafeMutableRawPointer?
     /// The bytes allocated in the file, and so writable through the mapping.
     private(set) var capacity = 0
-    /// The address space mapped: `capacity` and more, past the file's end, where nothing is read or
-    /// written until the file is allocated that far. Growing the log then allocates it and leaves
-    /// the mapping be: mapping the file again each time cost a write at 100 keys about 0.3 µs on
-    /// average (`munmap`, `mmap`, and the pages touched again faulting in), every hundred writes.
+    /// The address space mapped: `capacity`, and more past the file's end.
+    ///
+    /// Nothing past `capacity` is read or written until the file is allocated that far, so growing
+    /// the log allocates it and leaves the mapping be. Mapping the file again each time, every
+    /// hundred or so small writes, cost an `munmap`, an `mmap` and the pages touched next faulting
+    /// in again.
     private var windowLength = 0
     private var guardSlot: Int32 = -1
     private static let pageSize = 4096
