@@ -46,8 +46,8 @@ import CPreferencesAtomics
 /// replaced it (``unlock()``). A lock also makes sure that the open file still has a name, and
 /// locks the one at the path if not, so that two writers do not go on locking different files. A
 /// writer with the log mapped asks the log's lock stamp rather than the kernel
-/// (``confirm(stampedAt:)``), so a write that nobody else contends makes no system call at all;
-/// without a stamp that names its page it checks with one `fstat`. (Checking on a timer instead
+/// (``confirm(stampedAt:)``), so a write that nobody else contends makes no system call, but for
+/// one `fstat` every 32nd lock; without a stamp that names its page it checks with that `fstat`. (Checking on a timer instead
 /// was tried: a writer that missed a replacement for a few milliseconds committed where another
 /// process's readers never looked. The stamp cannot be missed that way: a process that makes a new
 /// lock file stamps the log as it opens the store.)
