@@ -1,3 +1,5 @@
+import CPreferencesAtomics
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
@@ -79,8 +81,13 @@ extension FileEngine {
         state.snapshotOrder = order
         state.generation = generation
         state.snapshotSize = bytes.count
-        // Mapped, the log this replaces is stamped with this engine's page already (see `confirm`).
-        let outgoingLogIsStamped = state.mapping != nil
+        // The log this replaces is stamped with this engine's page (see `stampLogAtPath`): here
+        // through the mapping when there is one, which may be of a log read in since the lock was
+        // confirmed; otherwise by `ensureLog`, through the file.
+        let mappedStamp = state.mapping?.lockStamp
+        if let mappedStamp {
+            preferences_atomic_store(mappedStamp, lockFile.incarnation)
+        }
         state.log = nil
         // Others must reload now, even if no new log can be started: theirs is stale.
         defer {
@@ -89,7 +96,7 @@ extension FileEngine {
             )
         }
         problems += try ensureLog(
-            &state, persistence: flushesToDisk ? .flushed : .deferred, outgoingLogIsStamped: outgoingLogIsStamped)
+            &state, persistence: flushesToDisk ? .flushed : .deferred, outgoingLogIsStamped: mappedStamp != nil)
         return problems
     }
 
@@ -101,8 +108,8 @@ extension FileEngine {
     /// - Parameters:
     ///   - state: The engine's state, which takes the new log.
     ///   - persistence: How far the new log must reach stable storage.
-    ///   - outgoingLogIsStamped: Whether the log at the path, which the new one replaces, is known
-    ///     to be stamped with this engine's lock page: the one it had mapped.
+    ///   - outgoingLogIsStamped: Whether the log at the path, which the new one replaces, was
+    ///     stamped with this engine's lock page already, through its mapping.
     /// - Returns: Problems that did not stop the log from starting: a folder that could not be synced.
     /// - Throws: A ``PreferencesError`` if the log cannot be written or opened.
     func ensureLog(
