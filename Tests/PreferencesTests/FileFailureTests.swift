@@ -70,6 +70,30 @@ struct FileFailureTests {
         #expect(try directory.fileNames() == ["preferences.store.lock"])
     }
 
+    /// A write catches up with other stores' commits before it appends; when the append then fails,
+    /// what it caught up with still reaches memory. (The engine has taken it in, so no later read
+    /// would bring it.)
+    @Test func aWriteThatFailsAfterCatchingUpStillBringsMemoryUpToDate() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 1
+        other[.title] = "from the other store"
+
+        log.fail(.write, with: ENOSPC)
+        #expect(throws: PreferencesError.self) {
+            try store.setValue(2, for: .count)
+        }
+        #expect(store[.title] == "from the other store")
+        #expect(store[.count] == 1)
+
+        log.fail(.write, with: nil)
+        try store.setValue(3, for: .count)
+        #expect(other[.count] == 3)
+        #expect(other[.title] == "from the other store")
+    }
+
     @Test func aFolderSyncThatFailsAfterTheRenameKeepsTheWriteAndReportsIt() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()

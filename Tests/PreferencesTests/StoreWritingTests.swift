@@ -284,6 +284,21 @@ struct StoreWritingTests {
         #expect(log.counts == before)
     }
 
+    /// A write compares the value with memory before catching up, so a value memory holds is
+    /// written all the same when another store has committed since: skipping it would leave the
+    /// other store's value in place.
+    @Test func writingTheValueMemoryHoldsWritesItWhenAnotherStoreChangedItSince() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 1
+        other[.count] = 2
+        store[.count] = 1
+        #expect(store[.count] == 1)
+        #expect(other[.count] == 1)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 1)
+    }
+
     /// A log that outgrows the address space its mapping first took (1 MiB) is mapped again,
     /// larger, and keeps every record: read back by the store that wrote it, by another store on
     /// the same file, and after reopening.

@@ -30,8 +30,12 @@ final class InMemoryBackend: PreferencesBackend {
         try commit()
     }
 
-    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try commit()
+    func commitExclusively(
+        _ change: EntryChange,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        apply(try commit(), true)
     }
 
     private func commit() throws(PreferencesError) -> BackendUpdate {

@@ -52,9 +52,19 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// - Throws: Why nothing was committed.
     func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
 
-    /// Makes one change durable: a commit of the record of that change, which a backend that
-    /// encodes records can make without building one.
-    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
+    /// Makes one change durable with writers everywhere else locked out: what
+    /// ``withExclusiveAccess(_:_:)`` around ``commit(_:flushesToDisk:)`` does, for a write of one
+    /// key, which a backend can do in one step and without building a record.
+    ///
+    /// Calls `apply`, while writers elsewhere are still locked out, with what it caught up with
+    /// (`isCommitted` false) and then with what the commit reported (`isCommitted` true); it may
+    /// hand both over in the one call after the commit. When the commit fails, `apply` has had
+    /// what was caught up with, and nothing was committed.
+    func commitExclusively(
+        _ change: EntryChange,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError)
 
     /// Sets what to call, on some thread, when the backend learns of a change made elsewhere without
     /// a commit watcher: a `UserDefaults` suite written by other code. Most backends never call it.
@@ -67,8 +77,21 @@ protocol PreferencesBackend: AnyObject, Sendable {
 extension PreferencesBackend {
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
 
-    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try commit(Record(changes: [change]), flushesToDisk: flushesToDisk)
+    func commitExclusively(
+        _ change: EntryChange,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        do {
+            try withExclusiveAccess(
+                { apply($0, false) },
+                { apply(try commit(Record(changes: [change]), flushesToDisk: flushesToDisk), true) }
+            )
+        } catch let error as PreferencesError {
+            throw error
+        } catch {
+            preconditionFailure("a commit throws only PreferencesError, not \(error)")
+        }
     }
 }
 

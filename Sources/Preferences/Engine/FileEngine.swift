@@ -155,17 +155,7 @@ final class FileEngine: PreferencesBackend {
                 // Before anything is read or repaired: under a lock file that lost its name, another
                 // process may be writing at the same moment.
                 guard lockFile.confirm(stampedAt: state.mapping?.lockStamp) else { return false }
-                var update = try catchUpLocked(&state, canRepair: true)
-                // Before the body reads anything, a commit the page never announced (made under a
-                // lock file since replaced, or by a writer that died mid-copy) is read in or cut off.
-                // With `pwrite`, the append's own check of the log's size does that.
-                if fileSystem.sharesMemory, try logNeedsChecking(&state) {
-                    let (adopted, problems) = try checkLog(&state)
-                    update.records += adopted
-                    update.problems += problems
-                    update.commitCount = state.seenCount
-                }
-                apply(update)
+                apply(try catchUpExclusively(&state))
                 return true
             }
             if isConfirmed {
@@ -177,65 +167,138 @@ final class FileEngine: PreferencesBackend {
         }
     }
 
-    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try append(record, flushesToDisk: flushesToDisk)
+    /// Catches up under the exclusive lock, once it is confirmed, and repairs what needs it.
+    private func catchUpExclusively(_ state: inout State) throws(PreferencesError) -> BackendUpdate {
+        var update = try catchUpLocked(&state, canRepair: true)
+        // Before anything is read, a commit the page never announced (made under a lock file since
+        // replaced, or by a writer that died mid-copy) is read in or cut off. With `pwrite`, the
+        // append's own check of the log's size does that.
+        if fileSystem.sharesMemory, try logNeedsChecking(&state) {
+            let (adopted, problems) = try checkLog(&state)
+            update.records += adopted
+            update.problems += problems
+            update.commitCount = state.seenCount
+        }
+        return update
     }
 
-    func commit(_ change: EntryChange, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try append(change, flushesToDisk: flushesToDisk)
+    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+        try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
+            try append(record, flushesToDisk: flushesToDisk, &state)
+        }
+    }
+
+    /// Locks, catches up, appends and lets go taking the engine's own lock once, where
+    /// ``withExclusiveAccess(_:_:)`` around a commit took it four times, passed two closures and
+    /// made an update for a catch-up that found nothing: 190 instructions of a write of one key.
+    ///
+    /// Call it holding the store's write lock, outside ``withExclusiveAccess(_:_:)``: the lock is
+    /// not recursive. Reads that catch up meanwhile without waiting
+    /// (``catchUpWithoutWaiting(_:)``) find it current, or take what it has not yet taken, under
+    /// the engine's own lock; either way before its change, which reaches the store's memory before
+    /// anyone else can commit.
+    ///
+    /// `apply` is called once: after the commit, with what was caught up with and what the append
+    /// found before it; or, when the append fails, with what was caught up with alone.
+    func commitExclusively(
+        _ change: EntryChange,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        guard let lockFile else {
+            // Read-only: the append refuses the change, saying why.
+            let update = try state.withLock { (state: inout State) throws(PreferencesError) in
+                try append(change, flushesToDisk: flushesToDisk, &state)
+            }
+            return apply(update, true)
+        }
+        try lockFile.lock(exclusive: true, confirmingName: false)
+        defer { lockFile.unlock() }
+        while true {
+            let isCommitted = try state.withLock { (state: inout State) throws(PreferencesError) -> Bool in
+                guard lockFile.confirm(stampedAt: state.mapping?.lockStamp) else { return false }
+                // The common case: nobody committed since this engine last did, and nothing waits to
+                // be repaired. Nothing to catch up with, then, and no update to make for it (the
+                // append checks the log's end itself).
+                if lockFile.commitCount == state.seenCount && state.pendingRepair.isEmpty {
+                    apply(try append(change, flushesToDisk: flushesToDisk, &state), true)
+                    return true
+                }
+                var update = try catchUpExclusively(&state)
+                let appended: BackendUpdate
+                do throws(PreferencesError) {
+                    appended = try append(change, flushesToDisk: flushesToDisk, &state)
+                } catch {
+                    apply(update, false)
+                    throw error
+                }
+                update.records += appended.records
+                update.problems += appended.problems
+                update.commitCount = appended.commitCount
+                apply(update, true)
+                return true
+            }
+            if isCommitted {
+                return
+            }
+            // As in `withExclusiveAccess`: outside the engine's own lock.
+            try lockFile.moveToFileAtPath()
+        }
     }
 
     /// Appends a commit to the log, framed and numbered, then records it in the lock page as
     /// acknowledged; compacts when the log has outgrown the snapshot.
-    private func append(_ content: some LogContent, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
-            guard let lockFile, state.refusal == nil else {
-                throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
-            }
-            var (adopted, problems) = try prepareAppend(&state)
-            // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
-            // its optional strings copied through the generic `Optional`'s value witnesses.
-            let frameSize = try RecordFrame.withFrame(of: content, numbered: state.lastSequence + 1) {
-                (frame) throws(PreferencesError) -> Int in
-                do throws(PreferencesError) {
-                    if state.mapping != nil {
-                        try append(frame, at: state.logValidEnd, &state)
-                    } else {
-                        try fileSystem.store(frame, in: openLog(state), at: state.logValidEnd)
-                    }
-                    if flushesToDisk {
-                        try flushLog(openLog(state), &state)
-                    }
-                } catch {
-                    // Take back what may have reached the file. Should this fail too, the next append's
-                    // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
-                    // `logValidEnd` a record that does not verify.
-                    if let mapping = state.mapping, !mapping.isLost {
-                        mapping.clear(
-                            at: state.logValidEnd, count: min(frame.count, mapping.capacity - state.logValidEnd))
-                    } else {
-                        state.mapping = nil
-                        try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
-                    }
-                    throw error
-                }
-                return frame.count
-            }
-            state.logValidEnd += frameSize
-            state.lastSequence += 1
-            content.apply(to: &state.entries)
-            state.seenCount = lockFile.publish(
-                LockFile.Acknowledged(
-                    generation: state.generation,
-                    sequence: state.lastSequence,
-                    committedEnd: state.logValidEnd
-                )
-            )
-            if shouldCompact(state) {
-                problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
-            }
-            return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
+    private func append(
+        _ content: some LogContent,
+        flushesToDisk: Bool,
+        _ state: inout State
+    ) throws(PreferencesError) -> BackendUpdate {
+        guard let lockFile, state.refusal == nil else {
+            throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
         }
+        var (adopted, problems) = try prepareAppend(&state)
+        // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
+        // its optional strings copied through the generic `Optional`'s value witnesses.
+        let frameSize = try RecordFrame.withFrame(of: content, numbered: state.lastSequence + 1) {
+            (frame) throws(PreferencesError) -> Int in
+            do throws(PreferencesError) {
+                if state.mapping != nil {
+                    try append(frame, at: state.logValidEnd, &state)
+                } else {
+                    try fileSystem.store(frame, in: openLog(state), at: state.logValidEnd)
+                }
+                if flushesToDisk {
+                    try flushLog(openLog(state), &state)
+                }
+            } catch {
+                // Take back what may have reached the file. Should this fail too, the next append's
+                // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
+                // `logValidEnd` a record that does not verify.
+                if let mapping = state.mapping, !mapping.isLost {
+                    mapping.clear(
+                        at: state.logValidEnd, count: min(frame.count, mapping.capacity - state.logValidEnd))
+                } else {
+                    state.mapping = nil
+                    try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
+                }
+                throw error
+            }
+            return frame.count
+        }
+        state.logValidEnd += frameSize
+        state.lastSequence += 1
+        content.apply(to: &state.entries)
+        state.seenCount = lockFile.publish(
+            LockFile.Acknowledged(
+                generation: state.generation,
+                sequence: state.lastSequence,
+                committedEnd: state.logValidEnd
+            )
+        )
+        if shouldCompact(state) {
+            problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
+        }
+        return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
     }
 
     /// The log `prepareAppend` left open: looked up only where a write needs it, since holding it

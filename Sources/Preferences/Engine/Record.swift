@@ -198,7 +198,7 @@ struct Record: Equatable, Sendable, LogContent {
 ///
 /// A write of one key hands the engine its change alone, which encodes as the record of that one
 /// change would: no record, and no array of changes, is made for it (see
-/// ``PreferencesStore/commit(_:)``).
+/// ``PreferencesStore/commit(_:valueType:)``).
 protocol LogContent {
     /// Encodes the content as a record numbered `sequence` in its log.
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?)

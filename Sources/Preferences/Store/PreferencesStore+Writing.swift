@@ -214,10 +214,13 @@ extension PreferencesStore {
     /// Writes one change, durably and then to memory, in the store's durability.
     ///
     /// What ``commit(_:durability:writeIdentifier:migration:)`` does for a batch of one, with no
-    /// array, record or list of key paths made for it: the change is built once, and the backend,
-    /// memory and the change hub are handed it as it lies. A write of one key costs about 1,000
-    /// instructions less this way (750 in memory), most of it the arrays the batch reuses and the
-    /// copies through them.
+    /// array, record or list of key paths made for it, and the backend called once
+    /// (``PreferencesBackend/commitExclusively(_:flushesToDisk:_:)``): the change is built once,
+    /// and the backend, memory and the change hub are handed it as it lies. Inside a transaction,
+    /// it joins the transaction's exclusive access as a batch of one.
+    ///
+    /// The stored value is compared before the backend catches up: when memory is behind a commit
+    /// made elsewhere, the change is written even if it turns out to change nothing.
     ///
     /// - Parameters:
     ///   - change: The key and its new value; `nil` removes the entry.
@@ -229,7 +232,7 @@ extension PreferencesStore {
         var conflict: (any Any.Type)?
         var problems: [PreferencesError] = []
         // The key's path, announced by this thread once it lets go of the write lock, for a write
-        // nobody observes that is not part of a transaction: it need not pass the change hub.
+        // nobody observes: it need not pass the change hub.
         var announcement: KeyPath<PreferencesStore, Int>?
         defer {
             #if canImport(Observation)
@@ -244,45 +247,44 @@ extension PreferencesStore {
                 errorChannel.report(problems)
             }
         }
-        do {
-            try withWriteLock {
-                try withExclusiveAccess {
-                    let found = try state.withLock {
-                        (state: inout StoreState) throws(PreferencesError) -> Unmanaged<Slot>? in
-                        let forcingOrigin = state.forcingOrigin(of: change.key)
-                        let unretained = state.unretainedSlot(for: change.key)
-                        let changes = unretained._withUnsafeGuaranteedRef { slot in
-                            if let valueType {
-                                conflict = slot.register(valueType)
-                            }
-                            return !slot.stores(change.value)
-                        }
-                        if let forcingOrigin {
-                            throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: forcingOrigin))
-                        }
-                        return changes ? unretained : nil
+        try withWriteLock { () throws(PreferencesError) in
+            guard writeLock.isHeldOnce else {
+                return try commit([PendingChange(key: change.key, value: change.value, valueType: valueType)])
+            }
+            let commitCount = backend.commitCount
+            let found = try state.withLock { (state: inout StoreState) throws(PreferencesError) -> Unmanaged<Slot>? in
+                let forcingOrigin = state.forcingOrigin(of: change.key)
+                let isCurrent = state.seenCommitCount == commitCount
+                let unretained = state.unretainedSlot(for: change.key)
+                let changes = unretained._withUnsafeGuaranteedRef { slot in
+                    if let valueType {
+                        conflict = slot.register(valueType)
                     }
-                    guard let found else { return }
-                    let update = try backend.commit(change, flushesToDisk: durability == .synchronous)
-                    takeIn(update, problems: &problems)
-                    let path = state.withLock { state in
-                        state.seenCommitCount = update.commitCount
-                        return found._withUnsafeGuaranteedRef { slot in
-                            slot.replace(with: change.value)
-                            return slot.observationPath
-                        }
-                    }
-                    if writeLock.isHeldOnce && !changeHub.hasObservers {
-                        announcement = path
-                    } else {
-                        changeHub.enqueue(change, origin: .thisStore, observationPath: path)
+                    return !isCurrent || !slot.stores(change.value)
+                }
+                if let forcingOrigin {
+                    throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: forcingOrigin))
+                }
+                return changes ? unretained : nil
+            }
+            guard let found else { return }
+            var path: KeyPath<PreferencesStore, Int>?
+            try backend.commitExclusively(change, flushesToDisk: durability == .synchronous) { update, isCommitted in
+                guard isCommitted else { return absorb(update) }
+                takeIn(update, problems: &problems)
+                path = state.withLock { state in
+                    state.seenCommitCount = update.commitCount
+                    return found._withUnsafeGuaranteedRef { slot in
+                        slot.replace(with: change.value)
+                        return slot.observationPath
                     }
                 }
             }
-        } catch let error as PreferencesError {
-            throw error
-        } catch {
-            preconditionFailure("a commit throws only PreferencesError, not \(error)")
+            if changeHub.hasObservers {
+                changeHub.enqueue(change, origin: .thisStore, observationPath: path)
+            } else {
+                announcement = path
+            }
         }
     }
 
