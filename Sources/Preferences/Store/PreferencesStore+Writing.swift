@@ -269,13 +269,16 @@ extension PreferencesStore {
             }
             guard let found else { return }
             var path: KeyPath<PreferencesStore, Int>?
+            // Copied here, where it is loaded: copied inside the closure, from the captured change's
+            // address, it went through the type's runtime value witnesses, 110 instructions a write.
+            let value = change.value
             try backend.commitExclusively(change, flushesToDisk: durability == .synchronous) { update, isCommitted in
                 guard isCommitted else { return absorb(update) }
                 takeIn(update, problems: &problems)
                 path = state.withLock { state in
                     state.seenCommitCount = update.commitCount
                     return found._withUnsafeGuaranteedRef { slot in
-                        slot.replace(with: change.value)
+                        slot.replace(with: value)
                         return slot.observationPath
                     }
                 }
