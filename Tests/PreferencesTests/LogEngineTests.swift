@@ -63,6 +63,37 @@ struct LogEngineTests {
         }
     }
 
+    /// The bytes a writer killed mid-copy left are cleared by the next append, wherever they lie.
+    ///
+    /// Copying a record into the mapping leaves bytes behind a header of zeros, not necessarily
+    /// from the record's start. The next append clears them wherever they lie in the bytes it looks
+    /// at, so that none is left after its record: a copy of the files without the lock page (a
+    /// backup restored), which cannot tell where commits end, would read them as damage.
+    @Test func bytesAKilledWriterLeftPastWhereTheNextRecordEndsAreCleared() throws {
+        guard FileSystem.canShareMemory else { return }
+        let directory = try storeWithLog(commits: 3)
+        var bytes = Array(try Data(contentsOf: directory.logURL))
+        let end = try #require(recordEnds(of: bytes).last)
+        let next = frame(slot: 0, value: 7, sequence: 4).count
+        let left = (end + next + 2)..<(end + next + 40)
+        try #require(bytes.count >= left.upperBound)
+        for offset in left {
+            bytes[offset] = 0xAB
+        }
+        try Data(bytes).write(to: directory.logURL)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        store[PreferenceKey<Int>("k0", default: -1)] = 7
+        let copy = try TemporaryDirectory()
+        try FileManager.default.copyItem(at: directory.logURL, to: copy.logURL)
+        let restored = try PreferencesStore(fileURL: copy.storeURL)
+        #expect(restored.errorChannel.takeBacklog().isEmpty)
+        #expect(restored[PreferenceKey<Int>("k0", default: -1)] == 7)
+        #expect(restored[PreferenceKey<Int>("k2", default: -1)] == 2)
+        #expect(!(try copy.fileNames().contains { $0.contains(".damaged-") }))
+    }
+
     @Test func aRecordCutShortByAKilledWriterIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {
         let directory = try storeWithLog(commits: 3)
         // What a writer killed in the middle of its append leaves: the start of an unacknowledged record.

@@ -259,31 +259,33 @@ final class FileEngine: PreferencesBackend {
         var (adopted, problems) = try prepareAppend(&state)
         // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
         // its optional strings copied through the generic `Optional`'s value witnesses.
-        let frameSize = try RecordFrame.withFrame(of: content, numbered: state.lastSequence + 1) {
-            (frame) throws(PreferencesError) -> Int in
-            do throws(PreferencesError) {
-                if state.mapping != nil {
-                    try append(frame, at: state.logValidEnd, &state)
-                } else {
+        let sequence = state.lastSequence + 1
+        let frameSize: Int
+        do throws(PreferencesError) {
+            if state.mapping != nil {
+                frameSize = try appendThroughMapping(content, numbered: sequence, &state)
+            } else {
+                frameSize = try RecordFrame.withFrame(of: content, numbered: sequence) {
+                    (frame) throws(PreferencesError) -> Int in
                     try fileSystem.store(frame, in: openLog(state), at: state.logValidEnd)
+                    return frame.count
                 }
-                if flushesToDisk {
-                    try flushLog(openLog(state), &state)
-                }
-            } catch {
-                // Take back what may have reached the file. Should this fail too, the next append's
-                // check of the log (`prepareAppend`) cuts it off; either way nobody reads past
-                // `logValidEnd` a record that does not verify.
-                if let mapping = state.mapping, !mapping.isLost {
-                    mapping.clear(
-                        at: state.logValidEnd, count: min(frame.count, mapping.capacity - state.logValidEnd))
-                } else {
-                    state.mapping = nil
-                    try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
-                }
-                throw error
             }
-            return frame.count
+            if flushesToDisk {
+                try flushLog(openLog(state), &state)
+            }
+        } catch {
+            // Take back what may have reached the file: nothing past `logValidEnd` is anyone's while
+            // this engine holds the lock. Should this fail too, the next append's check of the log
+            // (`prepareAppend`) cuts it off; either way nobody reads past `logValidEnd` a record that
+            // does not verify.
+            if let mapping = state.mapping, !mapping.isLost {
+                mapping.clear(at: state.logValidEnd, count: mapping.capacity - state.logValidEnd)
+            } else {
+                state.mapping = nil
+                try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
+            }
+            throw error
         }
         state.logValidEnd += frameSize
         state.lastSequence += 1
@@ -379,22 +381,45 @@ final class FileEngine: PreferencesBackend {
         return ([], problems)
     }
 
-    /// Copies a framed record into the log's mapping at `offset`, the log's end.
+    /// Writes a commit's frame into the log's mapping at its end, `logValidEnd`: encoded in place
+    /// when it is small (``LogMapping/appendInPlace(_:numbered:at:)``), else encoded apart and
+    /// copied in (``LogMapping/append(_:at:)``).
     ///
     /// The mapping is read from `state` where it lies: passed in, it was retained and released.
-    private func append(_ frame: UnsafeRawBufferPointer, at offset: Int, _ state: inout State)
-        throws(PreferencesError)
-    {
+    ///
+    /// - Returns: The frame's size.
+    private func appendThroughMapping(
+        _ content: some LogContent,
+        numbered sequence: UInt64,
+        _ state: inout State
+    ) throws(PreferencesError) -> Int {
         guard let mapping = state.mapping else { preconditionFailure("appending through no mapping") }
-        try mapping.reserve(offset + frame.count)
-        if !mapping.isZero(at: offset, count: frame.count) {
-            // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.
-            mapping.clear(at: offset, count: mapping.capacity - offset)
-        }
+        let offset = state.logValidEnd
+        try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
+        var size: Int?
         try fileSystem.check(.write, logPath) {
-            mapping.append(frame, at: offset)
+            size = mapping.appendInPlace(content, numbered: sequence, at: offset)
             return 0
         }
+        if let size {
+            try checkNotLost(mapping)
+            return size
+        }
+        return try RecordFrame.withFrame(of: content, numbered: sequence) { (frame) throws(PreferencesError) -> Int in
+            try mapping.reserve(offset + frame.count)
+            if !mapping.isZero(at: offset, count: frame.count) {
+                // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.
+                mapping.clear(at: offset, count: mapping.capacity - offset)
+            }
+            mapping.append(frame, at: offset)
+            try checkNotLost(mapping)
+            return frame.count
+        }
+    }
+
+    /// Throws if another program shortened the log under `mapping`: what was just copied went to
+    /// pages nobody else sees.
+    private func checkNotLost(_ mapping: LogMapping) throws(PreferencesError) {
         if mapping.isLost {
             throw PreferencesError(.fileOperationFailed(path: logPath, operation: "write", errorNumber: EIO))
         }

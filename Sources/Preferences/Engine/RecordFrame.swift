@@ -1,3 +1,5 @@
+import CPreferencesAtomics
+
 /// The frame around each record: its length, the length's complement, and a CRC-32C of the payload.
 ///
 /// ```
@@ -23,6 +25,24 @@ enum RecordFrame {
         let start = begin(&writer)
         content.encode(into: &writer, sequence: sequence)
         end(&writer, from: start)
+    }
+
+    /// Appends `content` to `writer`, framed, its header written last, after a release fence, and
+    /// only if the whole payload fit: how a record is encoded straight into memory other processes
+    /// map (``LogMapping/appendInPlace(_:numbered:at:)``), where a header makes a record.
+    ///
+    /// - Returns: `false`, with the header's bytes left as they were, if the payload did not fit.
+    static func appendHeaderLast(
+        _ content: some LogContent,
+        numbered sequence: UInt64?,
+        to writer: inout UnsafeByteWriter
+    ) -> Bool {
+        let start = begin(&writer)
+        content.encode(into: &writer, sequence: sequence)
+        guard !writer.overflowed else { return false }
+        preferences_fence_release()
+        end(&writer, from: start)
+        return true
     }
 
     /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
