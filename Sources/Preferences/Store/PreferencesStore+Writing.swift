@@ -232,8 +232,9 @@ extension PreferencesStore {
         var conflict: (any Any.Type)?
         var problems: [PreferencesError] = []
         // The key's path, announced by this thread once it lets go of the write lock, for a write
-        // nobody observes: it need not pass the change hub.
-        var announcement: KeyPath<PreferencesStore, Int>?
+        // nobody observes: it need not pass the change hub. Unretained, as the slot holds it for
+        // as long as the store lives (see `Slot.observationKeyPath(for:)`).
+        var announcement: Unmanaged<KeyPath<PreferencesStore, Int>>?
         defer {
             #if canImport(Observation)
                 if let announcement {
@@ -268,7 +269,7 @@ extension PreferencesStore {
                 return changes ? unretained : nil
             }
             guard let found else { return }
-            var path: KeyPath<PreferencesStore, Int>?
+            var path: Unmanaged<KeyPath<PreferencesStore, Int>>?
             // Copied here, where it is loaded: copied inside the closure, from the captured change's
             // address, it went through the type's runtime value witnesses, 110 instructions a write.
             let value = change.value
@@ -279,12 +280,12 @@ extension PreferencesStore {
                     state.seenCommitCount = update.commitCount
                     return found._withUnsafeGuaranteedRef { slot in
                         slot.replace(with: value)
-                        return slot.observationPath
+                        return slot.observationPath.map(Unmanaged.passUnretained)
                     }
                 }
             }
             if changeHub.hasObservers {
-                changeHub.enqueue(change, origin: .thisStore, observationPath: path)
+                changeHub.enqueue(change, origin: .thisStore, observationPath: path?.takeUnretainedValue())
             } else {
                 announcement = path
             }
