@@ -44,6 +44,33 @@ struct ObservationTests {
         #expect(received == [1, 2, 3, 0])
     }
 
+    /// A store whose memory is behind another store's commits writes the value it holds all the
+    /// same (it cannot tell it is stored); when the commits it then catches up with stored that
+    /// value already, its own write is no change, and its observers hear only the other store's.
+    ///
+    /// The store's watcher often catches up before the write, which then writes nothing: the
+    /// rounds make a write that catches up itself all but certain.
+    @Test func aWriteOfTheValueAnotherStoreJustStoredIsNoChangeForObservers() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 0
+        var changes = store.changes(forAnyOf: .count).makeAsyncIterator()
+        for round in 0..<50 {
+            let held = 2 * round
+            other[.count] = held + 1
+            other[.count] = held
+            store[.count] = held
+            try store.transaction(writeIdentifier: "round \(round)") { $0[.count] = held + 2 }
+            var origins: [ChangeOrigin] = []
+            while let change = await changes.next(), change.writeIdentifier != "round \(round)" {
+                origins.append(change.origin)
+            }
+            #expect(origins == [.elsewhere, .elsewhere], "round \(round)")
+        }
+        #expect(store[.count] == 100)
+    }
+
     @Test func aStreamWithoutTheCurrentValueGivesOnlyChanges() async throws {
         let store = PreferencesStore.inMemory()
         store[.title] = "before"

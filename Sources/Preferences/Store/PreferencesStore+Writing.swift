@@ -220,7 +220,8 @@ extension PreferencesStore {
     /// it joins the transaction's exclusive access as a batch of one.
     ///
     /// The stored value is compared before the backend catches up: when memory is behind a commit
-    /// made elsewhere, the change is written even if it turns out to change nothing.
+    /// made elsewhere, the change is written even if it turns out to change nothing, and then, like
+    /// any write of the value stored, is no change for observers.
     ///
     /// - Parameters:
     ///   - change: The key and its new value; `nil` removes the entry.
@@ -269,6 +270,7 @@ extension PreferencesStore {
                 return changes ? unretained : nil
             }
             guard let found else { return }
+            var isChange = true
             var path: Unmanaged<KeyPath<PreferencesStore, Int>>?
             // Copied here, where it is loaded: copied inside the closure, from the captured change's
             // address, it went through the type's runtime value witnesses, 110 instructions a write.
@@ -276,14 +278,21 @@ extension PreferencesStore {
             try backend.commitExclusively(change, flushesToDisk: durability == .synchronous) { update, isCommitted in
                 guard isCommitted else { return absorb(update) }
                 takeIn(update, problems: &problems)
-                path = state.withLock { state in
+                state.withLock { state in
                     state.seenCommitCount = update.commitCount
-                    return found._withUnsafeGuaranteedRef { slot in
+                    found._withUnsafeGuaranteedRef { slot in
+                        // What the backend caught up with may have stored this value already:
+                        // written again, it is no change to tell anyone of.
+                        if !update.records.isEmpty && slot.stores(value) {
+                            isChange = false
+                            return
+                        }
                         slot.replace(with: value)
-                        return slot.observationPath.map(Unmanaged.passUnretained)
+                        path = slot.observationPath.map(Unmanaged.passUnretained)
                     }
                 }
             }
+            guard isChange else { return }
             if changeHub.hasObservers {
                 changeHub.enqueue(change, origin: .thisStore, observationPath: path?.takeUnretainedValue())
             } else {
