@@ -2,7 +2,8 @@ extension PreferencesStore {
     /// Writes a value for a key; for an optional key, `nil` removes the entry.
     ///
     /// The value is on disk, as far as the store's backend promises, when this returns. A value
-    /// equal to the one stored is not written again.
+    /// equal to the one stored is no change for observers, and is not written again unless another
+    /// process committed since the store last caught up.
     ///
     /// - Parameters:
     ///   - value: The value to store.

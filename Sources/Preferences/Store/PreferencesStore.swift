@@ -24,7 +24,8 @@ public import Foundation
 /// appended, without waiting for any lock that process may hold, and leaves delivering the change to
 /// observers to another thread. Every write goes to the backend before
 /// the store's memory changes, so what you read is always what is stored. A write of an identical
-/// value is not written at all.
+/// value is no change: not written at all, unless another process committed since the store last
+/// caught up, and never delivered to observers.
 ///
 /// The subscript never throws: when what is stored cannot be read as the key's type it returns the
 /// key's default and reports the problem through ``errors``; when a value cannot be written the
