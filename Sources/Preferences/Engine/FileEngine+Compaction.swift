@@ -10,7 +10,10 @@ import CPreferencesAtomics
 
 extension FileEngine {
     /// Whether the log has outgrown the snapshot, and no failed compaction asks to wait.
-    func shouldCompact(_ state: State) -> Bool {
+    ///
+    /// The state is passed `inout`, though only read: passed by value, after each append, it was
+    /// copied whole first.
+    func shouldCompact(_ state: inout State) -> Bool {
         guard state.logValidEnd - LogFile.recordsOffset > max(state.snapshotSize, compactionMinimumBytes) else {
             return false
         }

@@ -79,10 +79,21 @@ final class FileEngine: PreferencesBackend {
 
     /// A compaction that failed: reported once per cause, and retried only once the log has doubled
     /// or a minute has passed, not on every write.
-    struct CompactionFailure {
-        var cause: String
-        var retryAtLogSize: Int
-        var retryAfter: ContinuousClock.Instant
+    ///
+    /// A class, so that ``State`` has a layout the compiler knows: `ContinuousClock.Instant`'s is
+    /// known only at run time, and held in the state it had every look at whether to compact find
+    /// the type's metadata and make room for it on the stack first (with ``shouldCompact(_:)``
+    /// taking the state `inout`, 33 instructions a write).
+    final class CompactionFailure {
+        let cause: String
+        let retryAtLogSize: Int
+        let retryAfter: ContinuousClock.Instant
+
+        init(cause: String, retryAtLogSize: Int, retryAfter: ContinuousClock.Instant) {
+            self.cause = cause
+            self.retryAtLogSize = retryAtLogSize
+            self.retryAfter = retryAfter
+        }
     }
 
     init(path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?) {
@@ -297,7 +308,7 @@ final class FileEngine: PreferencesBackend {
                 committedEnd: state.logValidEnd
             )
         )
-        if shouldCompact(state) {
+        if shouldCompact(&state) {
             problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
         }
         return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
