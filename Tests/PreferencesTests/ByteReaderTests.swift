@@ -19,6 +19,26 @@ import Testing
         #expect(skipped.isASCII == string.utf8.allSatisfy { $0 < 0x80 })
     }
 
+    /// The check for ASCII sees one byte of 0x80 or more anywhere, whatever the length (each of its
+    /// loops, four words, a word, the overlapping last word, and the pieces of a short string) and
+    /// the alignment, and nothing outside the bytes it is given.
+    @Test func theCheckForASCIISeesAHighByteAnywhere() {
+        var bytes = [UInt8](repeating: 0x61, count: 120)
+        for start in [0, 3] {
+            for count in 0...(bytes.count - start - 1) {
+                let range = start..<(start + count)
+                #expect(bytes.withUnsafeBufferPointer { isASCII(UnsafeBufferPointer(rebasing: $0[range])) })
+                for offset in max(start - 1, 0)...(start + count) {
+                    bytes[offset] = 0x80
+                    let inside = range.contains(offset)
+                    let seen = bytes.withUnsafeBufferPointer { !isASCII(UnsafeBufferPointer(rebasing: $0[range])) }
+                    #expect(seen == inside, "byte at \(offset), \(count) from \(start)")
+                    bytes[offset] = 0x61
+                }
+            }
+        }
+    }
+
     /// A lone continuation byte, a truncated sequence, an overlong encoding and a surrogate, each
     /// after ASCII so that the fast path for ASCII is not what decides.
     @Test(arguments: [[0x80], [0xC3], [0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF]] as [[UInt8]])

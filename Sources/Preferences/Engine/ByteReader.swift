@@ -123,6 +123,8 @@ struct ByteReader {
 
 /// Whether every byte is below 0x80, looked at eight at a time.
 ///
+/// Four words a pass while more than four remain: a string value of 80 bytes took ten passes a
+/// word at a time (opening a store of 10,000 such values spent a sixth of its instructions here).
 /// The bytes that do not fill a word are looked at in the last word, which overlaps the one
 /// before, or, in a string shorter than a word, four, two and one at a time: most names are short.
 func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -132,6 +134,14 @@ func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     var high: UInt64 = 0
     if count >= 8 {
         var index = 0
+        while count - index > 32 {
+            high |=
+                raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                | raw.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                | raw.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                | raw.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+            index += 32
+        }
         while count - index > 8 {
             high |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
             index += 8
