@@ -29,10 +29,22 @@ uint32_t preferences_crc32c_update(uint32_t crc, const void *bytes, size_t count
         count -= 8;
     }
     crc = (uint32_t)wide;
-    while (count > 0) {
+    // The last seven bytes or fewer as four, two and one: a byte at a time, the tail of a small
+    // record cost as much as all its words.
+    if (count & 4) {
+        uint32_t word;
+        memcpy(&word, next, 4);
+        crc = __builtin_ia32_crc32si(crc, word);
+        next += 4;
+    }
+    if (count & 2) {
+        uint16_t half;
+        memcpy(&half, next, 2);
+        crc = __builtin_ia32_crc32hi(crc, half);
+        next += 2;
+    }
+    if (count & 1) {
         crc = __builtin_ia32_crc32qi(crc, *next);
-        next += 1;
-        count -= 1;
     }
     return crc;
 }
