@@ -94,6 +94,33 @@ struct FileFailureTests {
         #expect(other[.title] == "from the other store")
     }
 
+    /// A commit another store made under a lock file since deleted, which this store's commit
+    /// reads in from the log just before its own append fails, still reaches this store's memory:
+    /// the engine has taken it in, and no later catch-up would bring it again.
+    @Test func aCommitReadInFromTheLogBeforeAnAppendFailsStillReachesMemory() throws {
+        let directory = try TemporaryDirectory()
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        store[.count] = 1
+        #expect(throws: PreferencesError.self) {
+            try store.transaction { preferences in
+                // Holding the old lock file, while another store commits under a new one.
+                #expect(unlink(directory.lockURL.path) == 0)
+                try PreferencesStore(fileURL: directory.storeURL).setValue("from the other store", for: .title)
+                log.fail(.write, with: ENOSPC)
+                preferences[.count] = 2
+            }
+        }
+        #expect(store[.title] == "from the other store")
+        #expect(store[.count] == 1)
+
+        log.fail(.write, with: nil)
+        try store.setValue(3, for: .count)
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened[.title] == "from the other store")
+        #expect(reopened[.count] == 3)
+    }
+
     @Test func aFolderSyncThatFailsAfterTheRenameKeepsTheWriteAndReportsIt() throws {
         let directory = try TemporaryDirectory()
         let log = FileOperationLog()

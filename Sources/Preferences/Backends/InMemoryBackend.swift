@@ -26,8 +26,12 @@ final class InMemoryBackend: PreferencesBackend {
         try body()
     }
 
-    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try commit()
+    func commit(
+        _ record: Record,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        apply(try commit(), true)
     }
 
     func commitExclusively(

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A store keeps every entry in memory and serves reads from there; a backend makes committed
 /// changes durable and tells the store about changes committed elsewhere: by another store on the
-/// same files, in this process or another. The store calls ``commit(_:flushesToDisk:)``,
+/// same files, in this process or another. The store calls ``commit(_:flushesToDisk:_:)``,
 /// ``withExclusiveAccess(_:_:)`` and ``catchUp(_:)`` with its write lock held.
 ///
 /// Backends are classes: the store holds one as an existential, and calls on a class existential
@@ -38,7 +38,7 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// Runs `body` with writers everywhere else locked out, after catching up with them.
     ///
     /// The changes it caught up with go to `apply`, as for ``catchUp(_:)``; `body` commits with
-    /// ``commit(_:flushesToDisk:)``. Calls may nest; the lock is released when the outermost returns.
+    /// ``commit(_:flushesToDisk:_:)``. Calls may nest; the lock is released when the outermost returns.
     func withExclusiveAccess<Result>(_ apply: (BackendUpdate) -> Void, _ body: () throws -> Result) throws -> Result
 
     /// Makes a batch of changes durable, all or nothing. Called inside ``withExclusiveAccess(_:_:)``.
@@ -46,20 +46,28 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// With `flushesToDisk`, the commit is on stable storage when this returns; without, it is in
     /// the system's hands, safe from the process being killed.
     ///
-    /// - Returns: The commit count after the commit, problems that did not stop it, and, rarely,
-    ///   commits made elsewhere that catching up could not see (their writer held a lock file that
-    ///   was since replaced), which come before this one.
+    /// Once committed, calls `apply` with `isCommitted` true and the commit count after the
+    /// commit, problems that did not stop it, and, rarely, commits made elsewhere that catching up
+    /// could not see (their writer held a lock file that was since replaced), which come before
+    /// this one. A backend that read such commits in and then failed calls `apply` with them and
+    /// `isCommitted` false before it throws: they are the backend's now, and must reach the
+    /// store's memory all the same.
+    ///
     /// - Throws: Why nothing was committed.
-    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate
+    func commit(
+        _ record: Record,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError)
 
     /// Makes one change durable with writers everywhere else locked out: what
-    /// ``withExclusiveAccess(_:_:)`` around ``commit(_:flushesToDisk:)`` does, for a write of one
+    /// ``withExclusiveAccess(_:_:)`` around ``commit(_:flushesToDisk:_:)`` does, for a write of one
     /// key, which a backend can do in one step and without building a record.
     ///
     /// Calls `apply`, while writers elsewhere are still locked out, with what it caught up with
     /// (`isCommitted` false) and then with what the commit reported (`isCommitted` true); it may
     /// hand both over in the one call after the commit. When the commit fails, `apply` has had
-    /// what was caught up with, and nothing was committed.
+    /// what was caught up with and read in before the failure, and nothing was committed.
     func commitExclusively(
         _ change: EntryChange,
         flushesToDisk: Bool,
@@ -85,7 +93,7 @@ extension PreferencesBackend {
         do {
             try withExclusiveAccess(
                 { apply($0, false) },
-                { apply(try commit(Record(changes: [change]), flushesToDisk: flushesToDisk), true) }
+                { try commit(Record(changes: [change]), flushesToDisk: flushesToDisk, apply) }
             )
         } catch let error as PreferencesError {
             throw error

@@ -154,7 +154,16 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         key.namespace.isEmpty ? key.name : "\(key.namespace)\(KeyValidation.separator)\(key.name)"
     }
 
-    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
+    func commit(
+        _ record: Record,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        // Nothing is read in before the suite is written: a failure has nothing to hand over.
+        apply(try commit(record), true)
+    }
+
+    private func commit(_ record: Record) throws(PreferencesError) -> BackendUpdate {
         notifications.withLock { $0.isCommitting = true }
         defer { notifications.withLock { $0.isCommitting = false } }
         return try known.withLock { (known: inout [StorageKey: StoredValue]) throws(PreferencesError) in

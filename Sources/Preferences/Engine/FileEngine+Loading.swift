@@ -214,7 +214,7 @@ extension FileEngine {
         return reasons
     }
 
-    /// Brings `state` up to date with commits made elsewhere.
+    /// Brings `state` up to date with commits made elsewhere: all of them, or, when it throws, none.
     ///
     /// Call it holding the lock; with the exclusive lock it also repairs damage found.
     func catchUpLocked(_ state: inout State, canRepair: Bool) throws(PreferencesError) -> BackendUpdate {
@@ -236,10 +236,6 @@ extension FileEngine {
                     }
                 )
                 replay.generation = state.generation
-                for record in replay.records {
-                    record.apply(to: &state.entries)
-                }
-                update.records = replay.records
                 var damage = replay.damage.map { damage in
                     var damage = damage
                     damage.damagedRanges = damage.damagedRanges.map { ($0.lowerBound + base)..<($0.upperBound + base) }
@@ -248,10 +244,16 @@ extension FileEngine {
                 for reason in Self.missingCommits(replay, acknowledged: acknowledged) {
                     damage.add(reason, recovered: replay.records.count)
                 }
+                // The whole log read for the damaged file's copy before anything is taken in: if
+                // that read fails, nothing has changed, and no record is in the engine alone.
                 if let damage {
                     let bytes = try fileSystem.contents(of: log, from: 0)
                     state.pendingRepair.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
                 }
+                for record in replay.records {
+                    record.apply(to: &state.entries)
+                }
+                update.records = replay.records
                 state.logValidEnd += replay.validEnd
                 state.lastSequence = replay.lastSequence
             } else {

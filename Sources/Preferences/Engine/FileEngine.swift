@@ -154,7 +154,10 @@ final class FileEngine: PreferencesBackend {
         }
         try lockFile.lock(exclusive: true, confirmingName: false)
         try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
-            apply(try catchUpExclusively(&state))
+            var update = BackendUpdate(commitCount: state.seenCount)
+            // Even when the catch-up fails: what it read in is this engine's now, and the store's.
+            defer { apply(update) }
+            try catchUpExclusively(&state, into: &update)
         }
         return try body()
     }
@@ -185,23 +188,31 @@ final class FileEngine: PreferencesBackend {
     }
 
     /// Catches up under the exclusive lock, once it is confirmed, and repairs what needs it.
-    private func catchUpExclusively(_ state: inout State) throws(PreferencesError) -> BackendUpdate {
-        var update = try catchUpLocked(&state, canRepair: true)
+    ///
+    /// What it reads in goes into `update` as it goes, so that a failure part way leaves there
+    /// what this engine has taken in already.
+    private func catchUpExclusively(_ state: inout State, into update: inout BackendUpdate) throws(PreferencesError) {
+        update = try catchUpLocked(&state, canRepair: true)
         // Before anything is read, a commit the page never announced (made under a lock file since
         // replaced, or by a writer that died mid-copy) is read in or cut off. With `pwrite`, the
         // append's own check of the log's size does that.
         if fileSystem.sharesMemory, try logNeedsChecking(&state) {
-            let (adopted, problems) = try checkLog(&state)
-            update.records += adopted
-            update.problems += problems
+            try checkLog(&state, into: &update)
             update.commitCount = state.seenCount
         }
-        return update
     }
 
-    func commit(_ record: Record, flushesToDisk: Bool) throws(PreferencesError) -> BackendUpdate {
-        try state.withLock { (state: inout State) throws(PreferencesError) -> BackendUpdate in
-            try append(record, flushesToDisk: flushesToDisk, &state)
+    func commit(
+        _ record: Record,
+        flushesToDisk: Bool,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            var update = BackendUpdate(commitCount: state.seenCount)
+            var isCommitted = false
+            defer { apply(update, isCommitted) }
+            try append(record, flushesToDisk: flushesToDisk, &state, into: &update)
+            isCommitted = true
         }
     }
 
@@ -216,7 +227,7 @@ final class FileEngine: PreferencesBackend {
     /// anyone else can commit.
     ///
     /// `apply` is called once: after the commit, with what was caught up with and what the append
-    /// found before it; or, when the append fails, with what was caught up with alone.
+    /// found before it; or, when either fails, with what they had read in by then.
     func commitExclusively(
         _ change: EntryChange,
         flushesToDisk: Bool,
@@ -224,46 +235,41 @@ final class FileEngine: PreferencesBackend {
     ) throws(PreferencesError) {
         guard let lockFile else {
             // Read-only: the append refuses the change, saying why.
-            let update = try state.withLock { (state: inout State) throws(PreferencesError) in
-                try append(change, flushesToDisk: flushesToDisk, &state)
-            }
-            return apply(update, true)
+            return try commit(Record(changes: [change]), flushesToDisk: flushesToDisk, apply)
         }
         try lockFile.lock(exclusive: true, confirmingName: false)
         defer { lockFile.unlock() }
         try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
+            var update = BackendUpdate(commitCount: state.seenCount)
+            var isCommitted = false
+            defer { apply(update, isCommitted) }
             // The common case: nobody committed since this engine last did, and nothing waits to be
-            // repaired. Nothing to catch up with, then, and no update to make for it (the append
-            // checks the log's end itself).
-            if lockFile.commitCount == state.seenCount && state.pendingRepair.isEmpty {
-                return apply(try append(change, flushesToDisk: flushesToDisk, &state), true)
+            // repaired. Nothing to catch up with, then (the append checks the log's end itself).
+            if lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty {
+                try catchUpExclusively(&state, into: &update)
             }
-            var update = try catchUpExclusively(&state)
-            let appended: BackendUpdate
-            do throws(PreferencesError) {
-                appended = try append(change, flushesToDisk: flushesToDisk, &state)
-            } catch {
-                apply(update, false)
-                throw error
-            }
-            update.records += appended.records
-            update.problems += appended.problems
-            update.commitCount = appended.commitCount
-            apply(update, true)
+            try append(change, flushesToDisk: flushesToDisk, &state, into: &update)
+            isCommitted = true
         }
     }
 
     /// Appends a commit to the log, framed and numbered, then records it in the lock page as
     /// acknowledged; compacts when the log has outgrown the snapshot.
+    ///
+    /// Into `update` go the records found in the log past its known end, which come before this
+    /// commit (see ``adoptUnseenRecords(_:in:size:into:)``), problems to report, and, once
+    /// committed, the commit count. The records are there even when the append then fails: this
+    /// engine has them, and the store must too.
     private func append(
         _ content: some LogContent,
         flushesToDisk: Bool,
-        _ state: inout State
-    ) throws(PreferencesError) -> BackendUpdate {
+        _ state: inout State,
+        into update: inout BackendUpdate
+    ) throws(PreferencesError) {
         guard let lockFile, state.refusal == nil else {
             throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
         }
-        var (adopted, problems) = try prepareAppend(&state)
+        try prepareAppend(&state, into: &update)
         // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
         // its optional strings copied through the generic `Optional`'s value witnesses.
         let sequence = state.lastSequence + 1
@@ -304,10 +310,10 @@ final class FileEngine: PreferencesBackend {
                 committedEnd: state.logValidEnd
             )
         )
+        update.commitCount = state.seenCount
         if shouldCompact(&state) {
-            problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
+            update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
         }
-        return BackendUpdate(records: adopted, commitCount: state.seenCount, problems: problems)
     }
 
     /// The log `prepareAppend` left open: looked up only where a write needs it, since holding it
@@ -319,17 +325,16 @@ final class FileEngine: PreferencesBackend {
 
     /// Opens the log to append to, if none is, and makes sure it ends where this engine thinks it does.
     ///
-    /// - Returns: Records this engine had not seen (see ``adoptUnseenRecords(_:in:)``), and
-    ///   problems to report.
-    private func prepareAppend(
-        _ state: inout State
-    ) throws(PreferencesError) -> (adopted: [Record], problems: [PreferencesError]) {
-        var problems = try ensureLog(&state)
-        guard try logNeedsChecking(&state) else { return ([], problems) }
-        let (adopted, found) = try checkLog(&state)
-        problems += found
+    /// Records this engine had not seen (see ``adoptUnseenRecords(_:in:size:into:)``), and
+    /// problems to report, go into `update` as they are found.
+    private func prepareAppend(_ state: inout State, into update: inout BackendUpdate) throws(PreferencesError) {
+        let problems = try ensureLog(&state)
+        if !problems.isEmpty {
+            update.problems += problems
+        }
+        guard try logNeedsChecking(&state) else { return }
+        try checkLog(&state, into: &update)
         try ensureMapping(&state)
-        return (adopted, problems)
     }
 
     /// Whether the log may hold bytes past `logValidEnd`: records committed under a lock file
@@ -366,26 +371,22 @@ final class FileEngine: PreferencesBackend {
 
     /// Reads in, or cuts off, what the log holds past `logValidEnd`; reads the files again if the
     /// log was replaced.
-    private func checkLog(_ state: inout State) throws(PreferencesError) -> (
-        adopted: [Record], problems: [PreferencesError]
-    ) {
-        guard let log = state.log else { return ([], []) }
-        var problems: [PreferencesError] = []
+    ///
+    /// What it reads in goes into `update` before anything else can fail.
+    private func checkLog(_ state: inout State, into update: inout BackendUpdate) throws(PreferencesError) {
+        guard let log = state.log else { return }
         let status = try fileSystem.status(of: log)
         if status.linkCount == 0 {
             // Deleted or replaced by a compaction this engine never saw, under a lock file that was
             // itself replaced: read the files again rather than append to a log nobody reads.
             let loaded = try load(readOnly: false, acknowledged: lockFile?.acknowledged)
-            let adopted = Record(changes: state.entries.changes(to: loaded.entries))
+            update.records.append(Record(changes: state.entries.changes(to: loaded.entries)))
             state.install(loaded)
             state.pendingRepair += loaded.damaged
-            problems += try ensureLog(&state)
-            return ([adopted], problems)
+            update.problems += try ensureLog(&state)
+        } else if status.size != state.logValidEnd {
+            try adoptUnseenRecords(&state, in: log, size: status.size, into: &update.records)
         }
-        if status.size != state.logValidEnd {
-            return (try adoptUnseenRecords(&state, in: log, size: status.size), problems)
-        }
-        return ([], problems)
     }
 
     /// Writes a commit's frame into the log's mapping at its end, `logValidEnd`: encoded in place
@@ -439,14 +440,14 @@ final class FileEngine: PreferencesBackend {
     /// were committed by a writer that held another lock file (this one was deleted or replaced
     /// while it was in use), so they are adopted as if caught up with.
     ///
-    /// - Returns: The records adopted, for the store to apply before its own.
+    /// The records adopted go into `records`, for the store to apply before its own commit.
     private func adoptUnseenRecords(
         _ state: inout State,
         in log: OpenFile,
-        size: Int
-    ) throws(PreferencesError) -> [Record] {
+        size: Int,
+        into records: inout [Record]
+    ) throws(PreferencesError) {
         let tail = try fileSystem.contents(of: log, from: state.logValidEnd)
-        var records: [Record] = []
         var position = 0
         while let (record, next) = RecordFrame.record(in: tail, at: position) {
             record.apply(to: &state.entries)
@@ -455,7 +456,7 @@ final class FileEngine: PreferencesBackend {
             position = next
         }
         state.logValidEnd += position
-        guard tail[position...].contains(where: { $0 != 0 }) else { return records }
+        guard tail[position...].contains(where: { $0 != 0 }) else { return }
         if let mapping = state.mapping {
             // Cut by clearing, not by shortening the file: others' mappings of it must stay whole.
             try mapping.reserve(max(size, state.logValidEnd))
@@ -463,7 +464,6 @@ final class FileEngine: PreferencesBackend {
         } else {
             try fileSystem.truncate(log, to: state.logValidEnd)
         }
-        return records
     }
 
     func flush() throws(PreferencesError) {

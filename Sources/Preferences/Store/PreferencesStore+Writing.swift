@@ -189,13 +189,16 @@ extension PreferencesStore {
                     }
                     guard !effective.isEmpty else { return }
                     let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
-                    let update = try backend.commit(
-                        record, flushesToDisk: (durability ?? self.durability) == .synchronous)
-                    takeIn(update, problems: &problems)
-                    let paths = state.withLock { state in
-                        state.seenCommitCount = update.commitCount
-                        defer { state.returnChangeBuffers(record.changes, slots) }
-                        return state.apply(record.changes, slots: slots)
+                    var paths = ObservationPaths()
+                    try backend.commit(record, flushesToDisk: (durability ?? self.durability) == .synchronous) {
+                        update, isCommitted in
+                        guard isCommitted else { return absorb(update) }
+                        takeIn(update, problems: &problems)
+                        paths = state.withLock { state in
+                            state.seenCommitCount = update.commitCount
+                            defer { state.returnChangeBuffers(record.changes, slots) }
+                            return state.apply(record.changes, slots: slots)
+                        }
                     }
                     changeHub.enqueue(
                         record.changes,
@@ -303,7 +306,7 @@ extension PreferencesStore {
     }
 
     /// Takes in what the backend reported with a commit, before the commit's own changes reach
-    /// memory: applies the records it found only now (see ``PreferencesBackend/commit(_:flushesToDisk:)-(Record,_)``),
+    /// memory: applies the records it found only now (see ``PreferencesBackend/commit(_:flushesToDisk:_:)``),
     /// and adds its problems to those to report.
     private func takeIn(_ update: BackendUpdate, problems: inout [PreferencesError]) {
         if !update.problems.isEmpty {
