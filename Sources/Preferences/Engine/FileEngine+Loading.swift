@@ -244,8 +244,8 @@ extension FileEngine {
                 for reason in Self.missingCommits(replay, acknowledged: acknowledged) {
                     damage.add(reason, recovered: replay.records.count)
                 }
-                // The whole log read for the damaged file's copy before anything is taken in: if
-                // that read fails, nothing has changed, and no record is in the engine alone.
+                // The whole log read for the damaged file's copy before anything is taken in, so
+                // that a failure leaves the state as it was (the next catch-up reads it all again).
                 if let damage {
                     let bytes = try fileSystem.contents(of: log, from: 0)
                     state.pendingRepair.append(DamagedFile(path: logPath, bytes: bytes, damage: damage))
