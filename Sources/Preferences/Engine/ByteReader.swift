@@ -7,7 +7,7 @@ import Foundation
 struct ByteReader {
     private let bytes: [UInt8]
     private(set) var position: Int
-    private let end: Int
+    private var end: Int
 
     init(_ bytes: [UInt8], range: Range<Int>) {
         self.bytes = bytes
@@ -17,6 +17,20 @@ struct ByteReader {
 
     var isAtEnd: Bool { position == end }
     var remaining: Int { end - position }
+
+    /// Runs `body` with the reader ending at `limit` (at most its own end), then restores its end.
+    ///
+    /// For reading records one after another with one reader: each reader of an array retains it,
+    /// and a reader per record cost indexing a snapshot two retains and releases a record.
+    mutating func reading<Result>(
+        upTo limit: Int,
+        _ body: (inout ByteReader) throws(FormatError) -> Result
+    ) throws(FormatError) -> Result {
+        let outer = end
+        end = min(limit, outer)
+        defer { end = outer }
+        return try body(&self)
+    }
 
     mutating func readByte() throws(FormatError) -> UInt8 {
         guard position < end else { throw .truncated(at: position) }
@@ -36,12 +50,18 @@ struct ByteReader {
         try readLittleEndian()
     }
 
+    /// Inlined for the one-byte case, which most varints are (lengths and counts below 128): as a
+    /// call, opening a store of 10,000 keys spent an eighth of its instructions here.
+    @inline(__always)
     mutating func readVarint() throws(FormatError) -> Int {
-        // Most varints are lengths and counts below 128: one byte.
         if position < end, bytes[position] < 0x80 {
             defer { position += 1 }
             return Int(bytes[position])
         }
+        return try readLongVarint()
+    }
+
+    private mutating func readLongVarint() throws(FormatError) -> Int {
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -58,10 +78,14 @@ struct ByteReader {
     }
 
     /// A count of items that each take at least `minimumItemSize` bytes, checked against what remains.
+    ///
+    /// Inlined, so that a count of bytes, a string's length, is checked with no division.
+    @inline(__always)
     mutating func readCount(minimumItemSize: Int = 1) throws(FormatError) -> Int {
         let start = position
         let count = try readVarint()
-        guard count <= remaining / max(minimumItemSize, 1) else {
+        let limit = minimumItemSize <= 1 ? remaining : remaining / minimumItemSize
+        guard count <= limit else {
             throw .malformed("count exceeds the data", at: start)
         }
         return count

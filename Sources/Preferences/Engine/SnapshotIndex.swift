@@ -45,13 +45,15 @@ final class SnapshotIndex: Sendable {
     /// one of them is not in the indexed form, or the keys are not in increasing order.
     init?(verified bytes: [UInt8], from offset: Int) {
         guard bytes.count <= UInt32.max else { return nil }
+        guard offset >= 0, offset <= bytes.count else { return nil }
         var records: [Located] = []
         var keysAreASCII = true
-        var offset = offset
-        while offset < bytes.count {
-            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
-            var reader = ByteReader(bytes, range: payload)
-            guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
+        // One reader walks every record: a reader per record retained and released the bytes.
+        var reader = ByteReader(bytes, range: offset..<bytes.count)
+        while !reader.isAtEnd {
+            guard let (payload, _) = RecordFrame.readHeader(&reader),
+                let found = try? reader.reading(upTo: payload.upperBound, Record.locateSingleSet(payload:))
+            else { return nil }
             let located = Located(
                 namespaceStart: UInt32(found.namespace.lowerBound),
                 namespaceEnd: UInt32(found.namespace.upperBound),
@@ -66,7 +68,6 @@ final class SnapshotIndex: Sendable {
             }
             keysAreASCII = keysAreASCII && found.keyIsASCII
             records.append(located)
-            offset = payload.upperBound
         }
         self.bytes = bytes
         self.records = records
