@@ -19,28 +19,6 @@ import Testing
         #expect(skipped.isASCII == string.utf8.allSatisfy { $0 < 0x80 })
     }
 
-    /// Reading up to a limit ends there: a string that runs past it is refused as the reader's end
-    /// would refuse it, and the reader's own end is back afterwards, thrown or not. (A read that
-    /// throws leaves the reader where it stopped, as any read does.)
-    @Test func readingUpToALimitEndsThereAndRestoresTheEnd() throws {
-        var writer = ByteWriter(capacity: 16)
-        writer.appendLengthPrefixed("abc")
-        writer.appendLengthPrefixed("defgh")
-        var reader = ByteReader(writer.bytes, range: 0..<writer.bytes.count)
-        let first = try reader.reading(upTo: 4) { (reader) throws(FormatError) in
-            let range = try reader.skipLengthPrefixedString().range
-            #expect(reader.isAtEnd)
-            return range
-        }
-        #expect(first == 1..<4)
-        #expect(!reader.isAtEnd)
-        #expect(throws: FormatError.malformed("count exceeds the data", at: 4)) {
-            try reader.reading(upTo: 8) { (reader) throws(FormatError) in try reader.skipLengthPrefixedString() }
-        }
-        // Past the length it read before throwing, and up to the reader's own end again.
-        #expect(reader.remaining == writer.bytes.count - 5)
-    }
-
     /// The check for ASCII sees one byte of 0x80 or more anywhere, whatever the length (each of its
     /// loops, four words, a word, the overlapping last word, and the pieces of a short string) and
     /// the alignment, and nothing outside the bytes it is given.

@@ -55,6 +55,65 @@ struct SnapshotIndexTests {
         return writer.bytes
     }
 
+    /// The fast path that indexes the common records straight from the bytes finds exactly what
+    /// the checking reader finds, or leaves the record to it: on records of every kind of key and
+    /// value, strings either side of 128 bytes, each record also cut short at every length, and
+    /// with each of its bytes in turn set to values at the edges of what the format allows.
+    @Test func theFastPathFindsWhatTheReaderFindsOrLeavesTheRecordToIt() throws {
+        var generator = SplitMix64(seed: 0xFA57)
+        let strings = [
+            "", "a", "key1", "app.extension", "naïve", "🦊", String(repeating: "x", count: 126),
+            String(repeating: "y", count: 127), String(repeating: "z", count: 128), String(repeating: "é", count: 70),
+        ]
+        let values: [StoredValue?] = [
+            .bool(false), .bool(true), .signed(-1), .unsigned(7), .double(2.5), .float(-1), .date(3),
+            .string(""), .string("plain"), .string("ünicode"), .string(String(repeating: "s", count: 127)),
+            .string(String(repeating: "s", count: 128)), .url("file:///tmp"), .data(Data()), .data(Data([1, 0x80])),
+            .data(Data(repeating: 9, count: 127)), .data(Data(repeating: 9, count: 128)), .encoded(Data("{}".utf8)),
+            .array([.bool(true)]), .dictionary(["k": .signed(1)]), nil,
+        ]
+        var plainRecords = 0
+        func compare(_ payload: [UInt8]) throws {
+            // Bytes before and after the payload, as in a snapshot: ASCII, so that a string read
+            // past the payload's end would pass for one.
+            let bytes = [0x41] + payload + [0x41]
+            let range = 1..<(1 + payload.count)
+            let plain = bytes.withUnsafeBufferPointer { Record.locatePlainSingleSet(in: $0, payload: range) }
+            guard let plain else { return }
+            plainRecords += 1
+            var reader = ByteReader(bytes, range: range)
+            let found = try #require(
+                try? Record.locateSingleSet(payload: &reader),
+                "the fast path took a record the reader refuses: \(payload)")
+            #expect(found.keyIsASCII)
+            #expect(plain.namespace == found.namespace && plain.name == found.name && plain.value == found.value)
+        }
+        for round in 0..<300 {
+            let pick = { (count: Int) in Int(generator.next() % UInt64(count)) }
+            let change = EntryChange(
+                key: StorageKey(namespace: strings[pick(strings.count)], name: strings[pick(strings.count)]),
+                value: values[pick(values.count)])
+            var writer = ByteWriter()
+            change.encode(into: &writer, sequence: round.isMultiple(of: 9) ? UInt64(round) : nil)
+            let payload = writer.bytes
+            try compare(payload)
+            for length in 0..<payload.count {
+                try compare(Array(payload[..<length]))
+            }
+            try compare(payload + [0])
+            for position in payload.indices {
+                for byte: UInt8 in [0x00, 0x01, 0x02, 0x03, 0x7F, 0x80, 0xFF] where byte != payload[position] {
+                    var changed = payload
+                    changed[position] = byte
+                    try compare(changed)
+                }
+            }
+        }
+        // About 55 of the 300 records are of a plain key and value, unchanged: the fast path is not
+        // idle.
+        #expect(plainRecords > 100, "\(plainRecords) records took the fast path")
+    }
+
     /// With keys all ASCII, a lookup is a binary search over bytes; with some not, a dictionary's.
     @Test(arguments: [true, false])
     func everyLookupFindsWhatDecodingTheWholeSnapshotFinds(asciiOnly: Bool) throws {

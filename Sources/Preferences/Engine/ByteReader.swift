@@ -7,7 +7,7 @@ import Foundation
 struct ByteReader {
     private let bytes: [UInt8]
     private(set) var position: Int
-    private var end: Int
+    private let end: Int
 
     init(_ bytes: [UInt8], range: Range<Int>) {
         self.bytes = bytes
@@ -17,20 +17,6 @@ struct ByteReader {
 
     var isAtEnd: Bool { position == end }
     var remaining: Int { end - position }
-
-    /// Runs `body` with the reader ending at `limit` (at most its own end), then restores its end.
-    ///
-    /// For reading records one after another with one reader: each reader of an array retains it,
-    /// and a reader per record cost indexing a snapshot two retains and releases a record.
-    mutating func reading<Result>(
-        upTo limit: Int,
-        _ body: (inout ByteReader) throws(FormatError) -> Result
-    ) throws(FormatError) -> Result {
-        let outer = end
-        end = min(limit, outer)
-        defer { end = outer }
-        return try body(&self)
-    }
 
     mutating func readByte() throws(FormatError) -> UInt8 {
         guard position < end else { throw .truncated(at: position) }
@@ -186,6 +172,28 @@ func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         }
     }
     return high & 0x8080_8080_8080_8080 == 0
+}
+
+/// Where a length-prefixed string of ASCII, shorter than 128 bytes, lies.
+///
+/// The fast path of ``ByteReader/skipLengthPrefixedString()``, straight from the bytes, for the
+/// strings most keys and many values are. Anything else, valid or not, it leaves to the reader.
+///
+/// - Parameters:
+///   - buffer: The bytes.
+///   - position: Where the string's length is; moved past the string when there is one.
+///   - end: Where the bytes to read end, at most `buffer.count`.
+/// - Returns: Where the string's bytes lie; `nil`, `position` unmoved, to leave it to the reader.
+@inline(__always)
+func shortASCIIString(in buffer: UnsafeBufferPointer<UInt8>, at position: inout Int, before end: Int) -> Range<Int>? {
+    guard position < end, let base = buffer.baseAddress else { return nil }
+    let count = Int(base[position])
+    // Wrapping arithmetic: every bound is checked against `end`, which is within the buffer.
+    let start = position &+ 1
+    guard count < 0x80, count <= end &- start else { return nil }
+    guard isASCII(UnsafeBufferPointer(start: base + start, count: count)) else { return nil }
+    position = start &+ count
+    return start..<position
 }
 
 /// Why bytes do not parse as the store's file format, and where.

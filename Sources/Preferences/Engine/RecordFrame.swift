@@ -122,24 +122,28 @@ enum RecordFrame {
     /// Where the payload framed at `offset` lies, if the frame's lengths agree and fit, and (when
     /// asked) its checksum matches; `nil` otherwise.
     static func payload(in bytes: [UInt8], at offset: Int, verifyChecksum: Bool) -> Range<Int>? {
-        guard offset >= 0, offset <= bytes.count else { return nil }
-        var reader = ByteReader(bytes, range: offset..<bytes.count)
-        guard let (payload, checksum) = readHeader(&reader) else { return nil }
+        guard let (payload, checksum) = bytes.withUnsafeBufferPointer({ Self.payload(in: $0, at: offset) }) else {
+            return nil
+        }
         if verifyChecksum && CRC32C.checksum(bytes[payload]) != checksum {
             return nil
         }
         return payload
     }
 
-    /// Reads the header of the frame where `reader` stands, leaving it where the payload starts:
-    /// where the payload lies, if the lengths agree and fit before the reader's end, and the
-    /// checksum the header gives it; `nil` otherwise.
-    static func readHeader(_ reader: inout ByteReader) -> (payload: Range<Int>, checksum: UInt32)? {
-        guard let length = try? reader.readUInt32(), let complement = try? reader.readUInt32(),
-            let checksum = try? reader.readUInt32(), complement == ~length, length > 0,
-            Int(length) <= reader.remaining
-        else { return nil }
-        return (reader.position..<(reader.position + Int(length)), checksum)
+    /// Where the payload framed at `offset` in `buffer` lies, and the checksum its header gives
+    /// it, if the frame's lengths agree and fit; `nil` otherwise.
+    static func payload(
+        in buffer: UnsafeBufferPointer<UInt8>,
+        at offset: Int
+    ) -> (payload: Range<Int>, checksum: UInt32)? {
+        guard offset >= 0, buffer.count - offset >= headerSize, let base = buffer.baseAddress else { return nil }
+        let header = UnsafeRawPointer(base + offset)
+        let length = UInt32(littleEndian: header.loadUnaligned(as: UInt32.self))
+        let complement = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        guard complement == ~length, length > 0, Int(length) <= buffer.count - offset - headerSize else { return nil }
+        let checksum = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        return ((offset + headerSize)..<(offset + headerSize + Int(length)), checksum)
     }
 
     /// Whether the bytes from `offset` to the end are a record cut short: what a writer killed while

@@ -109,6 +109,38 @@ extension StoredValue {
         }
     }
 
+    /// Where a value that needs no nesting and no UTF-8 decoding to check ends.
+    ///
+    /// The fast path of ``skip(_:depth:)``, straight from the bytes, for a Bool, a number, a date,
+    /// a string or URL of ASCII and data shorter than 128 bytes. Anything else, valid or not, it
+    /// leaves to `skip`.
+    ///
+    /// - Parameters:
+    ///   - buffer: The bytes.
+    ///   - position: Where the value's tag is.
+    ///   - end: Where the bytes to read end, at most `buffer.count`.
+    /// - Returns: Where the value ends; `nil` to leave the value to `skip`.
+    static func endOfPlainValue(in buffer: UnsafeBufferPointer<UInt8>, at position: Int, before end: Int) -> Int? {
+        guard position < end, let tag = Tag(rawValue: buffer[position]) else { return nil }
+        var position = position + 1
+        switch tag {
+        case .bool:
+            return position < end && buffer[position] <= 1 ? position + 1 : nil
+        case .signed, .unsigned, .double, .date:
+            return end - position >= 8 ? position + 8 : nil
+        case .float:
+            return end - position >= 4 ? position + 4 : nil
+        case .string, .url:
+            return shortASCIIString(in: buffer, at: &position, before: end) == nil ? nil : position
+        case .data, .encoded:
+            guard position < end else { return nil }
+            let count = Int(buffer[position])
+            return count < 0x80 && count < end - position ? position + 1 + count : nil
+        case .array, .dictionary:
+            return nil
+        }
+    }
+
     /// Skips an encoded value, checking it as ``init(from:depth:)`` would, without making it: how a
     /// snapshot is checked when it opens, so that its values can be decoded when first read.
     ///
