@@ -10,13 +10,14 @@ import Preferences
 // preferences-benchmarks: this library side by side with UserDefaults and a hand-written JSON file
 // store, in one run on one machine.
 //
-//   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process]
+//   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process] [--sizes N,...]
 //   Scripts/count-instructions      (instructions per operation, counted by callgrind)
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
 // contender, each Preferences figure's ratio to each baseline, and the machine's floors measured at
 // that moment. --quick runs a reduced set in under a minute; --json prints the results as a JSON
-// array (workload, n, contender, p50_ns, p95_ns) for scripts.
+// array (workload, n, contender, p50_ns, p95_ns) for scripts; --sizes runs only the per-operation
+// workloads, at the sizes given (`--sizes 10000`, with `--quick` in about a minute).
 
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--open-child"), index + 2 < arguments.count {
@@ -51,8 +52,15 @@ defer { try? FileManager().removeItem(at: scratch) }
 setenv("XDG_CONFIG_HOME", scratch.appendingPathComponent("config").path, 1)
 
 var results: [Result] = []
-// `--cross-process` measures only another process's writes reaching an observer.
-if !arguments.contains("--cross-process") {
+let sizes = arguments.firstIndex(of: "--sizes").flatMap { index in
+    index + 1 < arguments.count ? arguments[index + 1].split(separator: ",").compactMap { Int($0) } : nil
+}
+if let sizes {
+    for n in sizes {
+        log("n = \(n)")
+        results += try Workloads(n: n, quick: quick, scratch: scratch).run()
+    }
+} else if !arguments.contains("--cross-process") {
     results += measureFloors(in: scratch, count: quick ? 200 : 2_000)
     for n in quick ? [100, 1_000] : [100, 1_000, 10_000] {
         log("n = \(n)")
@@ -67,8 +75,11 @@ if !arguments.contains("--cross-process") {
     log("file size")
     results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
 }
-log("another process's writes")
-results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
+// `--cross-process` measures only another process's writes reaching an observer.
+if sizes == nil {
+    log("another process's writes")
+    results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
+}
 
 if json {
     let encoder = JSONEncoder()
