@@ -14,6 +14,32 @@ struct KeyTests {
         #expect(PreferenceKeys.pet.defaultValue == nil)
     }
 
+    /// Keys of one value type and strategy share one codec; each other type or strategy has its
+    /// own, which reads and writes only its own values, however many keys came first.
+    @Test func keysOfOneTypeAndStrategyShareACodecAndNoOtherDoes() throws {
+        let first = PreferenceKey<Int>("first", default: 0)
+        let second = PreferenceKey<Int>("second", default: 1)
+        #expect(first.codec === second.codec)
+        let optional = PreferenceKey<Int?>("optional")
+        #expect(optional.codec === PreferenceKey<Int?>("another").codec)
+        #expect(ObjectIdentifier(optional.codec) != ObjectIdentifier(first.codec))
+        let theme = PreferenceKey<Theme>("theme", default: .system)
+        let optionalTheme = PreferenceKey<Theme?>("optionalTheme")
+        let pet = PreferenceKey<Pet?>("pet")
+        let codecs: [AnyObject] = [first.codec, optional.codec, theme.codec, optionalTheme.codec, pet.codec]
+        #expect(Set(codecs.map(ObjectIdentifier.init)).count == codecs.count)
+
+        let store = PreferencesStore.inMemory()
+        store[second] = 7
+        store[optional] = 8
+        store[optionalTheme] = .dark
+        store[pet] = Pet(name: "Rex", age: 3)
+        #expect(store[second] == 7 && store[optional] == 8)
+        #expect(store[optionalTheme] == .dark && store[theme] == .system)
+        #expect(store[pet] == Pet(name: "Rex", age: 3))
+        #expect(store.storedValue(at: store.storageKey(for: optionalTheme)) == .string("dark"))
+    }
+
     @Test func theSameNameInDifferentNamespacesIsADifferentKey() throws {
         let store = PreferencesStore.inMemory()
         store[.flag] = true

@@ -62,20 +62,61 @@ enum DecodeFailure: Error {
     case invalid(String)
 }
 
+extension KeyCodec {
+    /// The codec every key of this value type and strategy shares, made by `make` the first time.
+    ///
+    /// A codec depends on nothing but its type and strategy. Made for each key, a store of 10,000
+    /// keys held 10,000 codecs and three times as many closure contexts, and a read or a write of
+    /// a key not used for a while found its codec cold in the processor's caches.
+    static func shared(_ strategy: CodecStrategy, _ make: () -> KeyCodec) -> KeyCodec {
+        let key = SharedCodecKey(valueType: ObjectIdentifier(Value.self), strategy: strategy)
+        return sharedCodecs.withLock { codecs in
+            if let codec = codecs[key] {
+                // Stored under its value type and strategy, by this function alone.
+                return unsafeDowncast(codec, to: KeyCodec.self)
+            }
+            let codec = make()
+            codecs[key] = codec
+            return codec
+        }
+    }
+}
+
+/// How a codec turns values into stored values: the encoding strategies, and an optional key's
+/// over its wrapped type's codec.
+enum CodecStrategy: Hashable {
+    case direct, rawValue, codable
+    case optional(wrapping: ObjectIdentifier)
+}
+
+private struct SharedCodecKey: Hashable {
+    let valueType: ObjectIdentifier
+    let strategy: CodecStrategy
+}
+
+/// Every codec made, by value type and strategy; a handful in an app.
+private let sharedCodecs = Locked<[SharedCodecKey: AnyObject]>([:])
+
 extension KeyCodec where Value: DirectPreferenceValue {
     static var direct: KeyCodec {
-        let codec = Value._preferenceCodec
-        return KeyCodec(
-            encode: { codec.encode($0) },
-            decode: codec.decode,
-            decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
-            decodesInPlace: codec.isScalar
-        )
+        shared(.direct) {
+            let codec = Value._preferenceCodec
+            return KeyCodec(
+                encode: { codec.encode($0) },
+                decode: codec.decode,
+                decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },
+                decodesInPlace: codec.isScalar
+            )
+        }
     }
 }
 
 extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferenceValue {
     static var rawValue: KeyCodec {
+        shared(.rawValue, makeRawValue)
+    }
+
+    private static func makeRawValue() -> KeyCodec {
         let codec = Value.RawValue._preferenceCodec
         @Sendable func value(for raw: Value.RawValue) throws(DecodeFailure) -> Value {
             guard let value = Value(rawValue: raw) else {
@@ -98,6 +139,10 @@ extension KeyCodec where Value: Codable {
     /// JSON with sorted keys, so that equal values encode to equal bytes and an unchanged value is
     /// recognised as no change.
     static var codable: KeyCodec {
+        shared(.codable, makeCodable)
+    }
+
+    private static func makeCodable() -> KeyCodec {
         KeyCodec(
             encode: { value throws(EncodeFailure) in
                 let encoder = JSONEncoder()
@@ -130,15 +175,17 @@ extension KeyCodec where Value: Codable {
 extension KeyCodec {
     /// The codec of an optional key, built on its wrapped type's: `nil` is stored as no entry.
     static func optional<Wrapped>(_ wrapped: KeyCodec<Wrapped>) -> KeyCodec<Wrapped?> {
-        KeyCodec<Wrapped?>(
-            encode: { value throws(EncodeFailure) in
-                guard let value else { return nil }
-                return try wrapped.encode(value)
-            },
-            decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
-            decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
-            decodesInPlace: wrapped.decodesInPlace
-        )
+        KeyCodec<Wrapped?>.shared(.optional(wrapping: ObjectIdentifier(wrapped))) {
+            KeyCodec<Wrapped?>(
+                encode: { value throws(EncodeFailure) in
+                    guard let value else { return nil }
+                    return try wrapped.encode(value)
+                },
+                decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
+                decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
+                decodesInPlace: wrapped.decodesInPlace
+            )
+        }
     }
 }
 
