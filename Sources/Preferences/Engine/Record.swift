@@ -88,9 +88,7 @@ struct Record: Equatable, Sendable, LogContent {
         case .none: isSet = false
         }
         writer.append(isSet ? Operation.set.rawValue : Operation.remove.rawValue)
-        if let encoded = key.encoded {
-            encoded.withUnsafeBytes { writer.append($0) }
-        } else {
+        if key.withEncoded({ writer.append($0) }) == nil {
             writer.appendLengthPrefixed(key.namespace)
             writer.appendLengthPrefixed(key.name)
         }
