@@ -8,6 +8,29 @@ import Testing
 ///
 /// Run under `swift test --sanitize=thread` too.
 struct ConcurrencyTests {
+    /// Two stores written at once, from two tasks, through the same key objects, keep their own values.
+    ///
+    /// Each key carries one hint of where the last store to write it keeps its slot, which both
+    /// stores read and replace as they go.
+    @Test func twoStoresWrittenAtOnceThroughTheSameKeysKeepTheirOwnValues() async {
+        let stores = [PreferencesStore.inMemory(), PreferencesStore.inMemory()]
+        let keys = (0..<50).map { PreferenceKey<Int>("key\($0)", default: 0) }
+        await withTaskGroup(of: Void.self) { group in
+            for (offset, store) in stores.enumerated() {
+                group.addTask {
+                    for round in 0..<200 {
+                        for key in keys {
+                            store[key] = round * 10 + offset
+                        }
+                    }
+                }
+            }
+        }
+        for (offset, store) in stores.enumerated() {
+            #expect(keys.allSatisfy { store[$0] == 1_990 + offset })
+        }
+    }
+
     @Test(arguments: [(BackendKind.memory, 8, 250), (.file, 4, 40)])
     func concurrentUpdatesLoseNothing(on kind: BackendKind, threads: Int, increments: Int) throws {
         let fixture = try StoreFixture(kind)

@@ -284,6 +284,30 @@ struct StoreWritingTests {
         #expect(log.counts == before)
     }
 
+    /// Writes through one key to two stores in turn, and through two keys of the same name, each
+    /// reach the slot their store keeps for that name: the hint a key carries of where the last
+    /// store to write it keeps its slot is checked before it is used, never trusted.
+    @Test(arguments: BackendKind.allCases)
+    func writesThroughAKeyTwoStoresShareAndThroughTwinKeysReachTheirOwnSlots(kind: BackendKind) throws {
+        let (first, second) = (try StoreFixture(kind), try StoreFixture(kind))
+        let key = PreferenceKey<Int>("shared", default: 0)
+        let twin = PreferenceKey<Int>("shared", default: 0)
+        let other = PreferenceKey<Int>("other", default: 0)
+        for round in 1...50 {
+            try first.store.setValue(round, for: other)
+            try first.store.setValue(round, for: key)
+            try second.store.setValue(-round, for: key)
+            #expect(first.store[twin] == round && second.store[twin] == -round)
+            try first.store.setValue(round + 1_000, for: twin)
+            #expect(first.store[key] == round + 1_000 && second.store[key] == -round)
+            #expect(first.store[other] == round)
+        }
+        if kind == .file {
+            #expect(try first.reopened()[key] == 1_050)
+            #expect(try second.reopened()[key] == -50)
+        }
+    }
+
     /// A write compares the value with memory before catching up, so a value memory holds is
     /// written all the same when another store has committed since: skipping it would leave the
     /// other store's value in place.

@@ -1,3 +1,4 @@
+import CPreferencesAtomics
 import Foundation
 
 /// Where a store's entries live: a small protocol over tagged entries.
@@ -126,6 +127,11 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
+            /// The key's slot hint (see ``StorageKey/slotHint``).
+            ///
+            /// First, so that it lies where the header starts: only ever read and written
+            /// atomically, through that address.
+            var slotHint: UInt64 = 0
             let namespace: String
             let name: String
             /// How many bytes follow; `nil` when they were not made ahead.
@@ -161,6 +167,24 @@ struct StorageKey: Hashable, Sendable, Comparable {
     // checked for exclusivity at run time (measured: 31 instructions a write).
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
+
+    /// Where the last store to write this key keeps its slot, as that store numbers them.
+    ///
+    /// A hint any store may read and replace, atomically, and checks before it trusts it (see
+    /// `StoreState.unretainedSlot(forWriting:)`). Zero when no store has given one.
+    /// `StorageKey`'s own identity ignores it.
+    var slotHint: UInt64 {
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(UnsafeRawPointer($0)) }
+    }
+
+    func setSlotHint(_ hint: UInt64) {
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(UnsafeMutableRawPointer($0), hint) }
+    }
+
+    /// Whether the two keys are copies of one: the same object holds their names.
+    func isSameObject(as other: StorageKey) -> Bool {
+        names === other.names
+    }
 
     /// Whether the key's bytes as a record holds them were made ahead.
     var isEncodedAhead: Bool { names.withUnsafeMutablePointerToHeader { $0.pointee.encodedCount != nil } }

@@ -14,6 +14,10 @@ struct StoreState {
     /// the state.
     private var slots: [StorageKey: Unmanaged<Slot>] = [:]
     private var ownedSlots: [Slot] = []
+    /// Each slot, unretained, and the key it was last found by, by the slot's number (its place in
+    /// `ownedSlots`): what ``unretainedSlot(forWriting:)`` checks a key's hint against.
+    private var numberedSlots: [Unmanaged<Slot>] = []
+    private var numberedKeys: [StorageKey] = []
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
@@ -99,6 +103,37 @@ struct StoreState {
         slots[key] ?? Unmanaged.passUnretained(makeSlot(for: key, stored: loaded[key]))
     }
 
+    /// The slot of a key a write is about to change: through the hint the key carries
+    /// (``StorageKey/slotHint``), when it names a slot found by this very key object, else as
+    /// ``unretainedSlot(for:)`` finds it.
+    ///
+    /// A hint names a slot of whichever store last wrote the key; in another store that number
+    /// is another key's slot, or none, and the check of the key object refuses it. A slot found
+    /// by this key object is this key's, since slots and keys pair one to one.
+    ///
+    /// For writes only: a write reaches the key's names anyway, to encode its record, where a
+    /// read would find them one more cache line away. With 10,000 keys the dictionary's lookup
+    /// this spares cost a write about two cache misses, and 60 instructions with any number.
+    @inline(__always)
+    mutating func unretainedSlot(forWriting key: StorageKey) -> Unmanaged<Slot> {
+        // Hints count from 1, so that zero, a key's first, names no slot.
+        let number = Int(truncatingIfNeeded: key.slotHint) &- 1
+        if number >= 0, number < numberedSlots.count, numberedKeys[number].isSameObject(as: key) {
+            return numberedSlots[number]
+        }
+        return unretainedSlotGivingHint(for: key)
+    }
+
+    private mutating func unretainedSlotGivingHint(for key: StorageKey) -> Unmanaged<Slot> {
+        let slot = unretainedSlot(for: key)
+        let number = slot._withUnsafeGuaranteedRef { $0.number }
+        if !numberedKeys[number].isSameObject(as: key) {
+            numberedKeys[number] = key
+        }
+        key.setSlotHint(UInt64(number + 1))
+        return slot
+    }
+
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
     func existingSlot(for key: StorageKey) -> Slot? {
         slots[key]?.takeUnretainedValue()
@@ -116,11 +151,13 @@ struct StoreState {
 
     @discardableResult
     private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
-        let slot = Slot(stored: stored)
+        let slot = Slot(stored: stored, number: ownedSlots.count)
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }
         ownedSlots.append(slot)
+        numberedSlots.append(Unmanaged.passUnretained(slot))
+        numberedKeys.append(key)
         slots[key] = Unmanaged.passUnretained(slot)
         return slot
     }
@@ -174,8 +211,13 @@ final class Slot {
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
-    init(stored: StoredValue? = nil) {
+    /// The slot's place among its store's, for the hints keys carry (see
+    /// ``StoreState/unretainedSlot(forWriting:)``).
+    let number: Int
+
+    init(stored: StoredValue? = nil, number: Int) {
         self.stored = stored
+        self.number = number
     }
 
     /// Records the value type a key is used with; returns the first type if it is another one,
