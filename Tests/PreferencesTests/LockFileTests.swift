@@ -226,24 +226,40 @@ struct LockFileTests {
 
     /// A store that only reads learns of a lock file deleted under it from the first writer that
     /// moves to the new one, and reads what is committed under that one.
-    @Test func aReaderFollowsWritersToTheLockFileMadeAfterTheOldOneWasDeleted() throws {
+    ///
+    /// The writer moves at the commit where its check of the file's name falls: every 32nd lock
+    /// (``LockFile/locksBetweenNameChecks``), opening's counted. The writes made before the
+    /// deletion set which commit that is: with 29, 30 or 31 of them, the fourth, third or second
+    /// after it; with fewer, none of the four, and the reader just reads along on the deleted
+    /// file's page. Until the reader's catch-up under the lock has followed, its reads return what
+    /// it last knew (see the durability article), so each value is waited for, for up to five
+    /// seconds: checked with one read right after the fourth commit, the test failed whenever the
+    /// move came with it.
+    @Test(arguments: [29, 30, 31])
+    func aReaderFollowsWritersToTheLockFileMadeAfterTheOldOneWasDeleted(writesBefore: Int) throws {
         let directory = try TemporaryDirectory()
         let reader = try PreferencesStore(fileURL: directory.storeURL)
         let writer = try PreferencesStore(fileURL: directory.storeURL)
+        for index in 0..<writesBefore {
+            try writer.setValue(100 + index, for: counter)
+        }
         try writer.setValue(1, for: counter)
         #expect(reader[counter] == 1)
         #expect(unlink(directory.lockURL.path) == 0)
+        func waitUntilTheReaderSees(_ value: Int) {
+            let deadline = Date().addingTimeInterval(5)
+            while reader[counter] != value && Date() < deadline {
+                usleep(1_000)
+            }
+        }
         try writer.setValue(2, for: counter)
         try writer.setValue(3, for: counter)
-        // The read that finds the old page abandoned starts a catch-up under the lock, which moves
-        // the reader to the new file; until it has, reads return what the reader last knew.
-        let deadline = Date().addingTimeInterval(5)
-        while reader[counter] != 3 && Date() < deadline {
-            usleep(1_000)
-        }
+        waitUntilTheReaderSees(3)
         #expect(reader[counter] == 3)
         try writer.setValue(4, for: counter)
+        waitUntilTheReaderSees(4)
         #expect(reader[counter] == 4)
+        #expect(FileManager().fileExists(atPath: directory.lockURL.path), "nobody moved to a new lock file")
         #expect(reader.errorChannel.takeBacklog().isEmpty)
     }
 
