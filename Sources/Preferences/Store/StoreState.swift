@@ -14,9 +14,8 @@ struct StoreState {
     /// the state.
     private var slots: [StorageKey: Unmanaged<Slot>] = [:]
     private var ownedSlots: [Slot] = []
-    /// Each slot, unretained, and the key it was last found by, by the slot's number (its place in
-    /// `ownedSlots`): what ``unretainedSlot(forWriting:)`` checks a key's hint against.
-    private var numberedSlots: [Unmanaged<Slot>] = []
+    /// The key each slot was last found by, by the slot's number (its place in `ownedSlots`): what
+    /// ``unretainedSlot(forWriting:)`` checks a key's hint against.
     private var numberedKeys: [StorageKey] = []
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
@@ -118,8 +117,10 @@ struct StoreState {
     mutating func unretainedSlot(forWriting key: StorageKey) -> Unmanaged<Slot> {
         // Hints count from 1, so that zero, a key's first, names no slot.
         let number = Int(truncatingIfNeeded: key.slotHint) &- 1
-        if number >= 0, number < numberedSlots.count, numberedKeys[number].isSameObject(as: key) {
-            return numberedSlots[number]
+        if number >= 0, number < numberedKeys.count, numberedKeys[number].isSameObject(as: key) {
+            // Borrowed from the array, not retained (measured: the same count as an array of
+            // unretained references kept beside it).
+            return Unmanaged.passUnretained(ownedSlots[number])
         }
         return unretainedSlotGivingHint(for: key)
     }
@@ -156,7 +157,6 @@ struct StoreState {
             slot.override = overrides[key]
         }
         ownedSlots.append(slot)
-        numberedSlots.append(Unmanaged.passUnretained(slot))
         numberedKeys.append(key)
         slots[key] = Unmanaged.passUnretained(slot)
         return slot
