@@ -208,11 +208,7 @@ final class FileEngine: PreferencesBackend {
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
         try state.withLock { (state: inout State) throws(PreferencesError) in
-            var update = BackendUpdate(commitCount: state.seenCount)
-            var isCommitted = false
-            defer { apply(update, isCommitted) }
-            try append(record, flushesToDisk: flushesToDisk, &state, into: &update)
-            isCommitted = true
+            try appendAndReport(record, flushesToDisk: flushesToDisk, catchingUpFirst: false, &state, apply)
         }
     }
 
@@ -240,17 +236,31 @@ final class FileEngine: PreferencesBackend {
         try lockFile.lock(exclusive: true, confirmingName: false)
         defer { lockFile.unlock() }
         try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
-            var update = BackendUpdate(commitCount: state.seenCount)
-            var isCommitted = false
-            defer { apply(update, isCommitted) }
             // The common case: nobody committed since this engine last did, and nothing waits to be
             // repaired. Nothing to catch up with, then (the append checks the log's end itself).
-            if lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty {
-                try catchUpExclusively(&state, into: &update)
-            }
-            try append(change, flushesToDisk: flushesToDisk, &state, into: &update)
-            isCommitted = true
+            let isBehind = lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty
+            try appendAndReport(change, flushesToDisk: flushesToDisk, catchingUpFirst: isBehind, &state, apply)
         }
+    }
+
+    /// Catches up first if asked, appends, and calls `apply` once, committed or not, with what was
+    /// read in on the way (see ``append(_:flushesToDisk:_:into:)``): the one way both commits report.
+    @inline(__always)
+    private func appendAndReport(
+        _ content: some LogContent,
+        flushesToDisk: Bool,
+        catchingUpFirst: Bool,
+        _ state: inout State,
+        _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
+    ) throws(PreferencesError) {
+        var update = BackendUpdate(commitCount: state.seenCount)
+        var isCommitted = false
+        defer { apply(update, isCommitted) }
+        if catchingUpFirst {
+            try catchUpExclusively(&state, into: &update)
+        }
+        try append(content, flushesToDisk: flushesToDisk, &state, into: &update)
+        isCommitted = true
     }
 
     /// Appends a commit to the log, framed and numbered, then records it in the lock page as
