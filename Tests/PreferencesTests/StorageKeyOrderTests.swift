@@ -29,16 +29,15 @@ import Testing
         #expect(keys.sorted().map(\.name) == [stem, stem + "a", stem + "ab", stem + "b"])
     }
 
-    /// A compaction keeps the last snapshot's order when the keys are the same, and sorts anew when
-    /// one came or went, even with as many keys as before: each way, the file is the one sorting
-    /// would make.
+    /// Entries keep the order of their last snapshot for the next, and sort anew when a key came or
+    /// went, even with as many keys as before: each way, the file is the one sorting would make.
     @Test func aSnapshotReusesThePreviousOrderOnlyForTheSameKeys() {
         let keys = (0..<50).map { StorageKey(namespace: $0 % 3 == 0 ? "" : "app", name: "key\($0)") }
-        var entries = Dictionary(uniqueKeysWithValues: keys.map { ($0, StoredValue.signed(1)) })
-        let previous = SnapshotFile.order(of: entries)
-        #expect(previous == keys.sorted())
+        let initial = Dictionary(uniqueKeysWithValues: keys.map { ($0, StoredValue.signed(1)) })
+        // Numbered entries, as the engine's are: a removal leaves its key's number behind.
+        var entries = StoredEntries(initial)
+        #expect(SnapshotFile.encode(&entries, generation: 2) == SnapshotFile.encode(initial, generation: 2))
         entries[keys[7]] = .string("changed")
-        #expect(SnapshotFile.order(of: entries, reusing: previous) == previous)
         var swapped = entries
         swapped[keys[7]] = nil
         swapped[StorageKey(namespace: "app", name: "another")] = .bool(true)
@@ -46,12 +45,18 @@ import Testing
         added[StorageKey(namespace: "app", name: "another")] = .bool(true)
         var removed = entries
         removed[keys[0]] = nil
-        for changed in [swapped, added, removed, [:]] {
-            let order = SnapshotFile.order(of: changed, reusing: previous)
-            #expect(order == changed.keys.sorted())
-            #expect(
-                SnapshotFile.encode(changed, generation: 2, inOrder: order)
-                    == SnapshotFile.encode(changed, generation: 2))
+        var removedAndBack = removed
+        _ = SnapshotFile.encode(&removedAndBack, generation: 2)
+        removedAndBack[keys[0]] = .signed(2)
+        var emptied = entries
+        for key in keys {
+            emptied[key] = nil
+        }
+        for var changed in [entries, swapped, added, removed, removedAndBack, emptied] {
+            let expected = SnapshotFile.encode(changed.all, generation: 2)
+            #expect(SnapshotFile.encode(&changed, generation: 2) == expected)
+            // Again, with the order the first made.
+            #expect(SnapshotFile.encode(&changed, generation: 2) == expected)
         }
     }
 }

@@ -127,11 +127,10 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
-            /// The key's slot hint (see ``StorageKey/slotHint``).
-            ///
-            /// First, so that it lies where the header starts: only ever read and written
-            /// atomically, through that address.
+            /// The key's hints (see ``StorageKey/slotHint`` and ``StorageKey/entryHint``): only
+            /// ever read and written atomically, through their addresses.
             var slotHint: UInt64 = 0
+            var entryHint: UInt64 = 0
             let namespace: String
             let name: String
             /// How many bytes follow; `nil` when they were not made ahead.
@@ -174,11 +173,28 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// `StoreState.unretainedSlot(forWriting:)`). Zero when no store has given one.
     /// `StorageKey`'s own identity ignores it.
     var slotHint: UInt64 {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(UnsafeRawPointer($0)) }
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(&$0.pointee.slotHint) }
     }
 
     func setSlotHint(_ hint: UInt64) {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(UnsafeMutableRawPointer($0), hint) }
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(&$0.pointee.slotHint, hint) }
+    }
+
+    /// Where the last ``StoredEntries`` to set this key keeps it, as those entries number their
+    /// keys: a hint, like ``slotHint``, that any entries may read and replace, and check before
+    /// they trust it (see `StoredEntries.number(of:)`).
+    var entryHint: UInt64 {
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(&$0.pointee.entryHint) }
+    }
+
+    func setEntryHint(_ hint: UInt64) {
+        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(&$0.pointee.entryHint, hint) }
+    }
+
+    /// An equal key whose names lie in an object of its own, so that no hint checked against it
+    /// passes for any other key (see `StoredEntries.set(_:for:)`).
+    func twin() -> StorageKey {
+        inNamespace(namespace)
     }
 
     /// Whether the two keys are copies of one: the same object holds their names.

@@ -70,18 +70,13 @@ extension FileEngine {
         guard let lockFile else { return [] }
         let generation = state.generation + 1
         // Decoded once, and kept decoded: the next compaction need not decode them again.
-        let entries = state.entries.all
-        let order = SnapshotFile.order(of: entries, reusing: state.snapshotOrder)
-        let bytes = SnapshotFile.encode(
-            entries, generation: generation, inOrder: order, expectedSize: state.snapshotSize)
+        let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         var problems: [PreferencesError] = []
         if let warning = try fileSystem.replaceFile(
             at: location, with: bytes, ownedLike: logPath, persistence: flushesToDisk ? .flushed : .ordered)
         {
             problems.append(warning)
         }
-        state.entries = StoredEntries(entries)
-        state.snapshotOrder = order
         state.generation = generation
         state.snapshotSize = bytes.count
         // The log this replaces is stamped with this engine's page (see `stampLogAtPath`): here

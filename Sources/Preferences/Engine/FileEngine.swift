@@ -38,8 +38,6 @@ final class FileEngine: PreferencesBackend {
         /// Every entry, as the files hold them once this engine's own commits are in.
         var entries = StoredEntries()
         var generation: UInt64 = 0
-        /// The keys of the last snapshot this engine wrote, in its order, for the next to reuse.
-        var snapshotOrder: [StorageKey] = []
         /// The log this engine appends to; `nil` when there is none yet or it must be replaced.
         var log: OpenFile? {
             didSet {

@@ -13,44 +13,26 @@ enum SnapshotFile {
     }
 
     static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64) -> [UInt8] {
-        encode(entries, generation: generation, inOrder: order(of: entries))
+        var entries = StoredEntries(entries)
+        return encode(&entries, generation: generation)
     }
 
-    /// The order a snapshot holds `entries` in: sorted by key, so that the same entries always make
-    /// the same file and opening can find a key by binary search (``SnapshotIndex``).
-    ///
-    /// `previous`, the order of the last snapshot, is kept when it holds exactly the keys of
-    /// `entries`, as it does whenever values changed but no key came or went: sorting was
-    /// two thirds of a compaction.
-    static func order(of entries: [StorageKey: StoredValue], reusing previous: [StorageKey] = []) -> [StorageKey] {
-        // `previous` has no key twice, so the same count and every key present is the same keys.
-        if previous.count == entries.count && previous.allSatisfy({ entries[$0] != nil }) {
-            return previous
-        }
-        // The keys alone: sorting them moves less than sorting pairs.
-        return entries.keys.sorted()
-    }
-
-    /// Encodes `entries` in the order of `keys`, every key of them, sorted (see ``order(of:reusing:)``).
+    /// Encodes `entries` sorted by key, so that the same entries always make the same file and
+    /// opening can find a key by binary search (``SnapshotIndex``); `entries` keeps the order for
+    /// the next snapshot (see ``StoredEntries/forEachInKeyOrder(_:)``).
     ///
     /// The entries are written through a pointer into an array of `expectedSize` bytes, or of twice
     /// as many when they do not fit, then twice again: appending to an array checked its capacity
     /// at every byte. A compaction expects the size of the last snapshot.
-    static func encode(
-        _ entries: [StorageKey: StoredValue],
-        generation: UInt64,
-        inOrder keys: [StorageKey],
-        expectedSize: Int = 0
-    ) -> [UInt8] {
-        var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.count * 64)
+    static func encode(_ entries: inout StoredEntries, generation: UInt64, expectedSize: Int = 0) -> [UInt8] {
+        var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.countUpperBound * 64)
         var bytes: [UInt8] = []
         while bytes.isEmpty {
             bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 // Zeros where the header goes, written once the body's checksum is known.
                 buffer.prefix(FileHeader.size).initialize(repeating: 0)
                 var writer = UnsafeByteWriter(UnsafeMutableRawBufferPointer(buffer), from: FileHeader.size)
-                for key in keys {
-                    guard let value = entries[key] else { continue }
+                entries.forEachInKeyOrder { key, value in
                     RecordFrame.appendEntry(key, value, to: &writer)
                 }
                 count = writer.overflowed ? 0 : writer.count
