@@ -10,10 +10,13 @@ import Testing
 struct ConcurrencyTests {
     /// Two stores written at once, from two tasks, through the same key objects, keep their own values.
     ///
-    /// Each key carries one hint of where the last store to write it keeps its slot, which both
-    /// stores read and replace as they go.
-    @Test func twoStoresWrittenAtOnceThroughTheSameKeysKeepTheirOwnValues() async {
-        let stores = [PreferencesStore.inMemory(), PreferencesStore.inMemory()]
+    /// Both find their slots by the keys' numbers, the same in every store; file stores' engines
+    /// also read and replace, as they go, the one hint each key carries of where the last engine
+    /// to write it keeps its entry.
+    @Test(arguments: BackendKind.allCases)
+    func twoStoresWrittenAtOnceThroughTheSameKeysKeepTheirOwnValues(kind: BackendKind) async throws {
+        let fixtures = [try StoreFixture(kind), try StoreFixture(kind)]
+        let stores = fixtures.map(\.store)
         let keys = (0..<50).map { PreferenceKey<Int>("key\($0)", default: 0) }
         await withTaskGroup(of: Void.self) { group in
             for (offset, store) in stores.enumerated() {
@@ -28,6 +31,12 @@ struct ConcurrencyTests {
         }
         for (offset, store) in stores.enumerated() {
             #expect(keys.allSatisfy { store[$0] == 1_990 + offset })
+        }
+        if kind == .file {
+            for (offset, fixture) in fixtures.enumerated() {
+                let reopened = try fixture.reopened()
+                #expect(keys.allSatisfy { reopened[$0] == 1_990 + offset })
+            }
         }
     }
 

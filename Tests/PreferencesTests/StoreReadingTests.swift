@@ -25,6 +25,27 @@ private struct CountedSetting: Codable, Sendable, Equatable {
 }
 
 struct StoreReadingTests {
+    /// A slot found by a key's number is the one the store's dictionary holds for the key, found
+    /// first or second; a number far past the store's slots, or none, finds it in the dictionary.
+    @Test func aSlotFoundByNumberIsTheOneTheDictionaryHolds() {
+        var state = StoreState(loaded: StoredEntries(), seenCommitCount: 0)
+        let first = StorageKey(namespace: "app", name: "first")
+        let slot = state.slot(for: first)
+        for number: UInt32 in [0, 7, 7, 0] {
+            #expect(state.unretainedSlot(for: first, number: number).takeUnretainedValue() === slot)
+        }
+        let second = StorageKey(namespace: "app", name: "second")
+        let secondSlot = state.unretainedSlot(for: second, number: 3).takeUnretainedValue()
+        #expect(secondSlot !== slot)
+        #expect(state.slot(for: second) === secondSlot)
+        #expect(state.unretainedSlot(for: second, number: 3).takeUnretainedValue() === secondSlot)
+        let far = StorageKey(namespace: "app", name: "far")
+        let farSlot = state.unretainedSlot(for: far, number: KeyNumbers.limit - 1).takeUnretainedValue()
+        #expect(state.slot(for: far) === farSlot)
+        #expect(state.unretainedSlot(for: far, number: KeyNumbers.limit - 1).takeUnretainedValue() === farSlot)
+        #expect(state.unretainedSlot(for: first, number: 7).takeUnretainedValue() === slot)
+    }
+
     @Test func aDefaultIsReadWhenNothingIsStoredAndAbsenceIsVisible() throws {
         let store = PreferencesStore.inMemory()
         #expect(store[.title] == "untitled")

@@ -285,8 +285,9 @@ struct StoreWritingTests {
     }
 
     /// Writes through one key to two stores in turn, and through two keys of the same name, each
-    /// reach the slot their store keeps for that name: the hint a key carries of where the last
-    /// store to write it keeps its slot is checked before it is used, never trusted.
+    /// reach the slot their store keeps for that name, and the entry its engine keeps: a key's
+    /// number is its name's in every store, and the hint a key carries of where the last engine to
+    /// write it keeps its entry is checked before it is used, never trusted.
     @Test(arguments: BackendKind.allCases)
     func writesThroughAKeyTwoStoresShareAndThroughTwinKeysReachTheirOwnSlots(kind: BackendKind) throws {
         let (first, second) = (try StoreFixture(kind), try StoreFixture(kind))

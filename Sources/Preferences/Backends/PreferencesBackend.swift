@@ -127,17 +127,18 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
-            /// The key's hints (see ``StorageKey/slotHint`` and ``StorageKey/entryHint``): only
-            /// ever read and written atomically, through their addresses.
-            var slotHint: UInt64 = 0
+            /// The key's entry hint (see ``StorageKey/entryHint``): only ever read and written
+            /// atomically, through its address.
             var entryHint: UInt64 = 0
+            /// The key's number (see ``KeyNumbers``), or zero.
+            let number: UInt32
             let namespace: String
             let name: String
             /// How many bytes follow; `nil` when they were not made ahead.
             let encodedCount: Int?
         }
 
-        static func make(namespace: String, name: String, encodesAhead: Bool) -> Names {
+        static func make(namespace: String, name: String, number: UInt32, encodesAhead: Bool) -> Names {
             var encoded: [UInt8] = []
             if encodesAhead {
                 var writer = ByteWriter(capacity: namespace.utf8.count + name.utf8.count + 4)
@@ -146,7 +147,8 @@ struct StorageKey: Hashable, Sendable, Comparable {
                 encoded = writer.bytes
             }
             let buffer = Names.create(minimumCapacity: encoded.count) { _ in
-                Header(namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil)
+                Header(
+                    number: number, namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil)
             }
             // `create` called on this subclass makes an instance of it.
             let names = unsafeDowncast(buffer, to: Names.self)
@@ -167,22 +169,17 @@ struct StorageKey: Hashable, Sendable, Comparable {
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
-    /// Where the last store to write this key keeps its slot, as that store numbers them.
+    /// The key's number among every key name of the process (see ``KeyNumbers``), or zero.
     ///
-    /// A hint any store may read and replace, atomically, and checks before it trusts it (see
-    /// `StoreState.unretainedSlot(forWriting:)`). Zero when no store has given one.
-    /// `StorageKey`'s own identity ignores it.
-    var slotHint: UInt64 {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(&$0.pointee.slotHint) }
+    /// A store finds a numbered key's slot by it, without hashing.
+    var number: UInt32 {
+        names.withUnsafeMutablePointerToHeader { $0.pointee.number }
     }
 
-    func setSlotHint(_ hint: UInt64) {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(&$0.pointee.slotHint, hint) }
-    }
-
-    /// Where the last ``StoredEntries`` to set this key keeps it, as those entries number their
-    /// keys: a hint, like ``slotHint``, that any entries may read and replace, and check before
-    /// they trust it (see `StoredEntries.number(of:)`).
+    /// Where the last ``StoredEntries`` to set this key keeps it, as those entries number their keys.
+    ///
+    /// A hint that any entries may read and replace, atomically, and check before they trust it
+    /// (see `StoredEntries.number(of:)`). `StorageKey`'s own identity ignores it.
     var entryHint: UInt64 {
         names.withUnsafeMutablePointerToHeader { preferences_atomic_load(&$0.pointee.entryHint) }
     }
@@ -224,14 +221,20 @@ struct StorageKey: Hashable, Sendable, Comparable {
     ///     often: a declared key's, which a write then copies whole, where encoding its two strings
     ///     cost it about 250 instructions. Not for keys read from a file: each would cost opening
     ///     it an allocation.
-    init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false) {
-        names = Names.make(namespace: namespace, name: name, encodesAhead: encodesAhead)
+    ///   - isNumbered: Whether to give the key its number (see ``KeyNumbers``), under a lock: for
+    ///     a declared key, read and written often.
+    init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false, isNumbered: Bool = false) {
+        let number = isNumbered ? KeyNumbers.number(namespace: namespace, name: name) : 0
+        names = Names.make(namespace: namespace, name: name, number: number, encodesAhead: encodesAhead)
         self.nameHash = nameHash ?? name.hashValue
     }
 
-    /// The same name in another namespace, its hash kept, and its bytes made ahead if this key's are.
+    /// The same name in another namespace, its hash kept, and its bytes made ahead and its number
+    /// given if this key's are.
     func inNamespace(_ namespace: String) -> StorageKey {
-        StorageKey(namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead)
+        StorageKey(
+            namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead,
+            isNumbered: number != 0)
     }
 
     static func == (lhs: StorageKey, rhs: StorageKey) -> Bool {

@@ -136,19 +136,21 @@ extension PreferencesStore {
         // string retains and releases.
         guard key.isInAppNamespace, !hasDefaultAppNamespace else {
             return try readStoredValue(
-                for: key, at: key.defaultStorageKey, into: &value, registeringType: registeringType,
-                tracksAccess: tracksAccess, readsOverrides: readsOverrides)
+                for: key, at: key.defaultStorageKey, numbered: key.defaultKeyNumber, into: &value,
+                registeringType: registeringType, tracksAccess: tracksAccess, readsOverrides: readsOverrides)
         }
+        let storageKey = storageKey(for: key)
         return try readStoredValue(
-            for: key, at: storageKey(for: key), into: &value, registeringType: registeringType,
+            for: key, at: storageKey, numbered: storageKey.number, into: &value, registeringType: registeringType,
             tracksAccess: tracksAccess, readsOverrides: readsOverrides)
     }
 
-    /// The read, given the key's storage key: a scalar of the library's is decoded under the lock,
-    /// any other value copied out of its slot and decoded outside it.
+    /// The read, given the key's storage key and its number: a scalar of the library's is decoded
+    /// under the lock, any other value copied out of its slot and decoded outside it.
     private func readStoredValue<Value>(
         for key: PreferenceKey<Value>,
         at storageKey: StorageKey,
+        numbered number: UInt32,
         into value: inout Value,
         registeringType: Bool,
         tracksAccess: Bool,
@@ -161,7 +163,10 @@ extension PreferencesStore {
             // copy, cost a read about 100 instructions.
             var isOverridden = false
             var read = StoredRead.absent
-            let (_, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) { slot in
+            let (_, conflictingType) = withCurrentSlot(
+                for: storageKey, number: number, as: type, tracksAccess: tracksAccess
+            ) {
+                slot in
                 isOverridden = slot.override != nil
                 guard let stored = slot.stored else { return }
                 do throws(DecodeFailure) {
@@ -186,7 +191,9 @@ extension PreferencesStore {
                 throw readFailure(failure, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
             }
         }
-        let (slot, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) {
+        let (slot, conflictingType) = withCurrentSlot(
+            for: storageKey, number: number, as: type, tracksAccess: tracksAccess
+        ) {
             SlotSnapshot($0)
         }
         if let conflictingType {
@@ -274,15 +281,17 @@ extension PreferencesStore {
     @inline(__always)
     private func withCurrentSlot<Result>(
         for key: StorageKey,
+        number: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
         _ body: (Slot) -> Result
     ) -> (Result, conflictingType: (any Any.Type)?) {
-        if let current = withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, body) {
+        if let current = withSlotIfCurrent(for: key, number: number, as: type, tracksAccess: tracksAccess, body) {
             return current
         }
         catchUpForRead()
-        return withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true, body)!
+        return withSlotIfCurrent(
+            for: key, number: number, as: type, tracksAccess: tracksAccess, evenIfBehind: true, body)!
     }
 
     /// Runs `body` on a key's slot, under the lock; `nil`, without running it, if memory is
@@ -290,6 +299,7 @@ extension PreferencesStore {
     @inline(__always)
     private func withSlotIfCurrent<Result>(
         for key: StorageKey,
+        number: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
         evenIfBehind: Bool = false,
@@ -306,7 +316,7 @@ extension PreferencesStore {
         }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            return state.withSlot(for: key) { slot in
+            return state.withSlot(for: key, number: number) { slot in
                 #if canImport(Observation)
                     // Inside the lock, where the slot holds the key path: passing it out would cost a
                     // retain and a release. `access` runs no code of the app's, and takes no lock unless

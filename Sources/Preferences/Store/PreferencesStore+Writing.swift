@@ -171,7 +171,8 @@ extension PreferencesStore {
                         // copied every change whole, through its value witness (measured: 100
                         // instructions a write).
                         for index in changes.indices {
-                            let unretained = state.unretainedSlot(forWriting: changes[index].key)
+                            let unretained = state.unretainedSlot(
+                                for: changes[index].key, number: changes[index].key.number)
                             unretained._withUnsafeGuaranteedRef { slot in
                                 if let type = changes[index].valueType, let first = slot.register(type) {
                                     conflicts.append((changes[index].key, first, type))
@@ -261,7 +262,7 @@ extension PreferencesStore {
             let found = try state.withLock { (state: inout StoreState) throws(PreferencesError) -> Unmanaged<Slot>? in
                 let forcingOrigin = state.forcingOrigin(of: change.key)
                 let isCurrent = state.seenCommitCount == commitCount
-                let unretained = state.unretainedSlot(forWriting: change.key)
+                let unretained = state.unretainedSlot(for: change.key, number: change.key.number)
                 let changes = unretained._withUnsafeGuaranteedRef { slot in
                     if let valueType {
                         conflict = slot.register(valueType)

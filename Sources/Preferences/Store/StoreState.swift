@@ -14,9 +14,11 @@ struct StoreState {
     /// the state.
     private var slots: [StorageKey: Unmanaged<Slot>] = [:]
     private var ownedSlots: [Slot] = []
-    /// The key each slot was last found by, by the slot's number (its place in `ownedSlots`): what
-    /// ``unretainedSlot(forWriting:)`` checks a key's hint against.
-    private var numberedKeys: [StorageKey] = []
+    /// The slots of numbered keys (see ``KeyNumbers``), by number, once found.
+    ///
+    /// A read or a write of a declared key finds its slot here without hashing the key. `nil`
+    /// where no slot was found by that number yet; the dictionary stays the slots' only source.
+    private var slotsByNumber: [Unmanaged<Slot>?] = []
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
@@ -87,13 +89,14 @@ struct StoreState {
 
     /// The slot of a key, made the first time the key is read or changed.
     mutating func slot(for key: StorageKey) -> Slot {
-        withSlot(for: key) { $0 }
+        unretainedSlot(for: key).takeUnretainedValue()
     }
 
-    /// Runs `body` on the slot of a key, made if the key has none, without retaining the slot.
+    /// Runs `body` on the slot of a key whose number is `number` (its own, or zero), made if the
+    /// key has none, without retaining the slot.
     @inline(__always)
-    mutating func withSlot<Result>(for key: StorageKey, _ body: (Slot) -> Result) -> Result {
-        unretainedSlot(for: key)._withUnsafeGuaranteedRef(body)
+    mutating func withSlot<Result>(for key: StorageKey, number: UInt32, _ body: (Slot) -> Result) -> Result {
+        unretainedSlot(for: key, number: number)._withUnsafeGuaranteedRef(body)
     }
 
     /// The slot of a key, made if the key has none, unretained: it lives as long as the state.
@@ -102,36 +105,34 @@ struct StoreState {
         slots[key] ?? Unmanaged.passUnretained(makeSlot(for: key, stored: loaded[key]))
     }
 
-    /// The slot of a key a write is about to change: through the hint the key carries
-    /// (``StorageKey/slotHint``), when it names a slot found by this very key object, else as
-    /// ``unretainedSlot(for:)`` finds it.
+    /// The slot of a key whose number is `number` (its own, or zero), made if the key has none,
+    /// unretained: through the array by number, else as ``unretainedSlot(for:)`` finds it.
     ///
-    /// A hint names a slot of whichever store last wrote the key; in another store that number
-    /// is another key's slot, or none, and the check of the key object refuses it. A slot found
-    /// by this key object is this key's, since slots and keys pair one to one.
-    ///
-    /// For writes only: a write reaches the key's names anyway, to encode its record, where a
-    /// read would find them one more cache line away. With 10,000 keys the dictionary's lookup
-    /// this spares cost a write about two cache misses, and 60 instructions with any number.
+    /// With 10,000 keys the dictionary's look-up this spares cost a write about two cache misses,
+    /// and a read 60 instructions with any number.
     @inline(__always)
-    mutating func unretainedSlot(forWriting key: StorageKey) -> Unmanaged<Slot> {
-        // Hints count from 1, so that zero, a key's first, names no slot.
-        let number = Int(truncatingIfNeeded: key.slotHint) &- 1
-        if number >= 0, number < numberedKeys.count, numberedKeys[number].isSameObject(as: key) {
-            // Borrowed from the array, not retained (measured: the same count as an array of
-            // unretained references kept beside it).
-            return Unmanaged.passUnretained(ownedSlots[number])
+    mutating func unretainedSlot(for key: StorageKey, number: UInt32) -> Unmanaged<Slot> {
+        let index = Int(number)
+        if index < slotsByNumber.count, let slot = slotsByNumber[index] {
+            return slot
         }
-        return unretainedSlotGivingHint(for: key)
+        return unretainedSlotNumbering(key, number)
     }
 
-    private mutating func unretainedSlotGivingHint(for key: StorageKey) -> Unmanaged<Slot> {
+    /// What `unretainedSlot(for:number:)` does the first time a number is asked for: apart from
+    /// the read and write paths.
+    @inline(never)
+    private mutating func unretainedSlotNumbering(_ key: StorageKey, _ number: UInt32) -> Unmanaged<Slot> {
         let slot = unretainedSlot(for: key)
-        let number = slot._withUnsafeGuaranteedRef { $0.number }
-        if !numberedKeys[number].isSameObject(as: key) {
-            numberedKeys[number] = key
+        let index = Int(number)
+        // Past eight times the slots, the array would be mostly holes: the app made keys of many
+        // names this store never uses. Those keys take the dictionary.
+        if index != 0, index < max(1_024, 8 * ownedSlots.count) {
+            if index >= slotsByNumber.count {
+                slotsByNumber.append(contentsOf: repeatElement(nil, count: index + 1 - slotsByNumber.count))
+            }
+            slotsByNumber[index] = slot
         }
-        key.setSlotHint(UInt64(number + 1))
         return slot
     }
 
@@ -152,12 +153,11 @@ struct StoreState {
 
     @discardableResult
     private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
-        let slot = Slot(stored: stored, number: ownedSlots.count)
+        let slot = Slot(stored: stored)
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }
         ownedSlots.append(slot)
-        numberedKeys.append(key)
         slots[key] = Unmanaged.passUnretained(slot)
         return slot
     }
@@ -211,13 +211,8 @@ final class Slot {
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
-    /// The slot's place among its store's, for the hints keys carry (see
-    /// ``StoreState/unretainedSlot(forWriting:)``).
-    let number: Int
-
-    init(stored: StoredValue? = nil, number: Int) {
+    init(stored: StoredValue? = nil) {
         self.stored = stored
-        self.number = number
     }
 
     /// Records the value type a key is used with; returns the first type if it is another one,
