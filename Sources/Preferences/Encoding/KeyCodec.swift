@@ -32,6 +32,12 @@ final class KeyCodec<Value: Sendable>: Sendable {
         self.decodesInPlace = decodesInPlace
     }
 
+    /// Encodes a value: `encode`, called from a method of the codec so that the call borrows the
+    /// closure from it (measured: called through the key, a write retained and released its context).
+    func encodeValue(_ value: Value) throws(EncodeFailure) -> StoredValue? {
+        try encode(value)
+    }
+
     /// The kinds of stored value this key reads: those its decoder does not reject as a mismatch.
     ///
     /// Found by trying one sample of each kind, so that no type has to declare its kind; what the

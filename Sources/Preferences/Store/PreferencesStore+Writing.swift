@@ -123,7 +123,7 @@ extension PreferencesStore {
         at storageKey: StorageKey
     ) throws(PreferencesError) -> StoredValue? {
         do throws(EncodeFailure) {
-            return try key.codec.encode(value)
+            return try key.codec.encodeValue(value)
         } catch {
             switch error {
             case .encoderFailed(let reason):
