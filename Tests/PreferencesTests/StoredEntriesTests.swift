@@ -62,6 +62,29 @@ struct StoredEntriesTests {
         }
     }
 
+    /// Keys removed are forgotten at the next snapshot once they are most of those numbered, and the
+    /// rest keep their values and take new writes, their hints now naming other numbers.
+    @Test func keysRemovedForMostAreForgottenAtTheNextSnapshot() {
+        let keys = (0..<100).map { StorageKey(namespace: "app", name: "key\($0)") }
+        var entries = StoredEntries()
+        for key in keys {
+            entries.set(.signed(1), for: key)
+        }
+        _ = SnapshotFile.encode(&entries, generation: 1)
+        for key in keys.dropFirst(10) {
+            entries.set(nil, for: key)
+        }
+        #expect(entries.countUpperBound == 100)
+        let kept = Dictionary(uniqueKeysWithValues: keys.prefix(10).map { ($0, StoredValue.signed(1)) })
+        let isTheSameFile = SnapshotFile.encode(&entries, generation: 2) == SnapshotFile.encode(kept, generation: 2)
+        #expect(isTheSameFile)
+        #expect(entries.countUpperBound == 10)
+        for (index, key) in keys.enumerated() {
+            entries.set(.signed(Int64(index)), for: key)
+        }
+        #expect(entries.all == Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, .signed(Int64($0))) }))
+    }
+
     /// A key removed after a snapshot and set again, through the very key object whose hint still
     /// names its number, is in the next snapshot.
     @Test func aKeyBackAfterARemovalIsInTheNextSnapshot() {

@@ -184,6 +184,7 @@ struct StoredEntries: Sendable {
     mutating func forEachInKeyOrder(_ body: (StorageKey, StoredValue) -> Void) {
         takeInSnapshot()
         if !keyOrderIsCurrent {
+            dropRemovedKeysIfMostAre()
             keyOrder = values.indices.filter { values[$0] != nil }.sorted { keys[$0] < keys[$1] }
             keyOrderIsCurrent = true
         }
@@ -192,6 +193,31 @@ struct StoredEntries: Sendable {
                 body(keys[number], value)
             }
         }
+    }
+
+    /// Numbers the keys that hold values anew, and forgets the rest, when the removed are most.
+    ///
+    /// A store that keeps making and removing keys of new names would otherwise hold every name it
+    /// ever removed. Each key then finds its number by a look-up, once, and hints anew.
+    private mutating func dropRemovedKeysIfMostAre() {
+        var live = 0
+        for number in values.indices where values[number] != nil {
+            live += 1
+        }
+        guard live < keys.count / 2 else { return }
+        var liveKeys: [StorageKey] = []
+        var liveValues: [StoredValue?] = []
+        liveKeys.reserveCapacity(live)
+        liveValues.reserveCapacity(live)
+        for number in values.indices {
+            if let value = values[number] {
+                liveKeys.append(keys[number])
+                liveValues.append(value)
+            }
+        }
+        numbers = Dictionary(uniqueKeysWithValues: zip(liveKeys, liveKeys.indices))
+        keys = liveKeys
+        values = liveValues
     }
 
     /// Takes the snapshot's entries in, decoded, so that these entries need it no more.
