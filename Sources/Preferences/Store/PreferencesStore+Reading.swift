@@ -165,8 +165,7 @@ extension PreferencesStore {
             var read = StoredRead.absent
             let (_, conflictingType) = withCurrentSlot(
                 for: storageKey, number: number, as: type, tracksAccess: tracksAccess
-            ) {
-                slot in
+            ) { slot in
                 isOverridden = slot.override != nil
                 guard let stored = slot.stored else { return }
                 do throws(DecodeFailure) {
