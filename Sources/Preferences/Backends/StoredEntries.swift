@@ -31,9 +31,7 @@ struct StoredEntries: Sendable {
         values.reserveCapacity(entries.count)
         numbers.reserveCapacity(entries.count)
         for (key, value) in entries {
-            numbers[key] = keys.count
-            keys.append(key)
-            values.append(value)
+            numberNewKey(key, holding: value)
         }
     }
 
@@ -77,29 +75,38 @@ struct StoredEntries: Sendable {
         }
     }
 
-    /// The key's number, if it has one: through its hint when the hint names this very key
-    /// object, else looked up.
+    /// The number the key's hint names, if it names this very key object.
     ///
     /// A hint names a number of whichever entries last set the key; in others that number is
     /// another key's, or none, and the check of the key object refuses it.
     @inline(__always)
-    private func number(of key: StorageKey) -> Int? {
+    private func hintedNumber(of key: StorageKey) -> Int? {
         // Hints count from 1, so that zero, a key's first, names no number.
         let number = Int(truncatingIfNeeded: key.entryHint) &- 1
-        if number >= 0, number < keys.count, keys[number].isSameObject(as: key) {
-            return number
-        }
-        return numbers[key]
+        guard number >= 0, number < keys.count, keys[number].isSameObject(as: key) else { return nil }
+        return number
+    }
+
+    /// The key's number, if it has one: through its hint, else looked up.
+    @inline(__always)
+    private func number(of key: StorageKey) -> Int? {
+        hintedNumber(of: key) ?? numbers[key]
     }
 
     /// The key's number, given it if it has none, with the key's hint pointing at it.
     @inline(__always)
     private mutating func numberGivingHint(for key: StorageKey) -> Int {
-        let number = Int(truncatingIfNeeded: key.entryHint) &- 1
-        if number >= 0, number < keys.count, keys[number].isSameObject(as: key) {
-            return number
-        }
-        return lookUpGivingHint(key)
+        hintedNumber(of: key) ?? lookUpGivingHint(key)
+    }
+
+    /// Gives a key with no number the next one, holding `value`.
+    @discardableResult
+    private mutating func numberNewKey(_ key: StorageKey, holding value: StoredValue?) -> Int {
+        let number = keys.count
+        numbers[key] = number
+        keys.append(key)
+        values.append(value)
+        return number
     }
 
     /// What `numberGivingHint(for:)` does when the hint fails: apart from the write path.
@@ -118,10 +125,7 @@ struct StoredEntries: Sendable {
                 keyOrderIsCurrent = false
             }
         } else {
-            number = keys.count
-            numbers[key] = number
-            keys.append(key)
-            values.append(nil)
+            number = numberNewKey(key, holding: nil)
             keyOrderIsCurrent = false
         }
         key.setEntryHint(UInt64(number + 1))
@@ -205,19 +209,16 @@ struct StoredEntries: Sendable {
             live += 1
         }
         guard live < keys.count / 2 else { return }
-        var liveKeys: [StorageKey] = []
-        var liveValues: [StoredValue?] = []
-        liveKeys.reserveCapacity(live)
-        liveValues.reserveCapacity(live)
-        for number in values.indices {
-            if let value = values[number] {
-                liveKeys.append(keys[number])
-                liveValues.append(value)
-            }
+        let (oldKeys, oldValues) = (keys, values)
+        keys = []
+        values = []
+        numbers = [:]
+        keys.reserveCapacity(live)
+        values.reserveCapacity(live)
+        numbers.reserveCapacity(live)
+        for (key, value) in zip(oldKeys, oldValues) where value != nil {
+            numberNewKey(key, holding: value)
         }
-        numbers = Dictionary(uniqueKeysWithValues: zip(liveKeys, liveKeys.indices))
-        keys = liveKeys
-        values = liveValues
     }
 
     /// Takes the snapshot's entries in, decoded, so that these entries need it no more.
@@ -237,9 +238,7 @@ struct StoredEntries: Sendable {
                     values[number] = value
                 }
             } else {
-                numbers[key] = keys.count
-                keys.append(key)
-                values.append(value)
+                numberNewKey(key, holding: value)
             }
         }
         keyOrderIsCurrent = false
