@@ -332,6 +332,46 @@ struct ObservationTests {
             #expect(keys.allSatisfy { store[$0] == 50 })
         }
 
+        /// A key read outside any tracking scope, which makes its key path, is announced once a
+        /// scope tracks it, and again for a later scope once the first one fired: a write skips the
+        /// announcement only for keys the framework never tracked.
+        @Test(arguments: BackendKind.allCases)
+        func aKeyReadBeforeAnyScopeTrackedItIsAnnouncedOnceOneDoes(on kind: BackendKind) throws {
+            let fixture = try StoreFixture(kind)
+            let store = fixture.store
+            _ = store[.count]
+            store[.count] = 1
+            let first = trackingCount { _ = store[.count] }
+            store[.count] = 2
+            #expect(first.withLock { $0 } == 1)
+            let second = trackingCount { _ = store[.count] }
+            store[.count] = 3
+            #expect(first.withLock { $0 } == 1)
+            #expect(second.withLock { $0 } == 1)
+        }
+
+        /// A scope that starts tracking a key while another thread writes it either read the last
+        /// value written or fires: the write that follows its read sees that the key is tracked.
+        @Test func aScopeTrackingAKeyWhileAnotherThreadWritesItNeverMissesTheLastWrite() async throws {
+            let store = PreferencesStore.inMemory()
+            for round in 0..<200 {
+                let key = PreferenceKey<Int>("raced\(round)", default: 0)
+                let writer = Task.detached {
+                    for value in 1...20 {
+                        store[key] = value
+                    }
+                }
+                let fired = Locked(false)
+                let read = withObservationTracking {
+                    store[key]
+                } onChange: {
+                    fired.withLock { $0 = true }
+                }
+                await writer.value
+                #expect(read == 20 || fired.withLock { $0 }, "round \(round): read \(read), never told of 20")
+            }
+        }
+
         @Test func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)

@@ -117,8 +117,8 @@ final class ChangeHub: Sendable {
     /// Queues a change for delivery: for observers, made of its parts only if there are any, and
     /// for the Observation framework, the key paths of its keys that a view may track.
     ///
-    /// Call it with the store's write lock held, in commit order. A key may be tracked only if it was
-    /// read through the store's subscript: `observationPaths` holds those.
+    /// Call it with the store's write lock held, in commit order. `observationPaths` holds the paths
+    /// of the keys the Observation framework tracked at some point (see ``Slot/announcedPath``).
     func enqueue(
         _ changes: [EntryChange],
         origin: ChangeOrigin,

@@ -293,7 +293,7 @@ extension PreferencesStore {
                             return
                         }
                         slot.replace(with: value)
-                        path = slot.observationPath.map(Unmanaged.passUnretained)
+                        path = slot.announcedPath.map(Unmanaged.passUnretained)
                     }
                 }
             }

@@ -61,7 +61,7 @@ struct StoreState {
                     ?? Unmanaged.passUnretained(makeSlot(for: changes[index].key, stored: nil))
             slot._withUnsafeGuaranteedRef { slot in
                 slot.replace(with: changes[index].value)
-                if let path = slot.observationPath {
+                if let path = slot.announcedPath {
                     paths.append(path)
                 }
             }
@@ -197,6 +197,9 @@ final class Slot {
     @exclusivity(unchecked) var valueType: (any Any.Type)?
     /// The key path the Observation framework knows the key by, once it was needed.
     @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
+    /// Set once the Observation framework tracks `observationPath`; until then a change of the key
+    /// has nobody to be announced to.
+    @exclusivity(unchecked) var observationTracked: AtomicFlag?
     /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
     @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
