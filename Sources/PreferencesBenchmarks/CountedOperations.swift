@@ -1,6 +1,10 @@
 import Foundation
 import Preferences
 
+#if canImport(Observation)
+    import Observation
+#endif
+
 /// The operations `Scripts/count-instructions` counts with callgrind.
 ///
 /// `preferences-benchmarks --count <operation> <n> <repeats>` fills a store of `n` Int keys outside
@@ -10,6 +14,9 @@ import Preferences
 enum CountedOperation: String, CaseIterable {
     /// One overwrite of an Int in a file store, default durability, with no compaction among them.
     case writeInt = "write-int"
+    /// The same, of keys an Observation tracking scope read once (a view that showed them): each
+    /// write is announced to the framework, which a write of a key never tracked skips.
+    case writeIntTracked = "write-int-tracked"
     /// Overwrites of every key in turn, compactions included: the write averaged over whole passes.
     case writePass = "write-pass"
     /// One overwrite of an Int in an in-memory store.
@@ -71,12 +78,15 @@ struct CountedRun {
             // framework's functions) fell inside the count, about 30 instructions a write.
             try store.setValue(-1, for: keys[0])
         }
+        if operation == .writeIntTracked {
+            trackOnce(keys.prefix(repeats), in: store)
+        }
         // Each body runs the operation `repeats` times in a loop of its own, with nothing captured
         // that it changes: a captured counter would add the closure's exclusivity checks to the count.
         var openedStores: [PreferencesStore] = []
         let body: (Int) throws -> Void
         switch operation {
-        case .writeInt, .writeIntInMemory, .writePass:
+        case .writeInt, .writeIntTracked, .writeIntInMemory, .writePass:
             body = { repeats in
                 for index in 0..<repeats {
                     try store.setValue(1_000_000 + index, for: keys[index % n])
@@ -123,6 +133,21 @@ struct CountedRun {
         try countedOperations(repeats: repeats, body)
         openedStores.removeAll()
     }
+}
+
+/// Reads each key in a tracking scope of its own, as a view's body does, then writes it, which
+/// fires the scope: the counted writes then announce keys the framework tracked, with no scope
+/// left to call.
+private func trackOnce(_ keys: ArraySlice<PreferenceKey<Int>>, in store: PreferencesStore) {
+    #if canImport(Observation)
+        for key in keys {
+            withObservationTracking {
+                _ = store[key]
+            } onChange: {
+            }
+            store[key] = -2
+        }
+    #endif
 }
 
 /// The only function callgrind counts; never inlined, so that its name is in the binary.
