@@ -12,11 +12,18 @@ extension FileEngine {
     /// Whether the log has outgrown the snapshot, and no failed compaction asks to wait.
     ///
     /// The state is passed `inout`, though only read: passed by value, after each append, it was
-    /// copied whole first.
+    /// copied whole first. Inlined into the append, where it is nearly always false: called, it
+    /// cost a write 26 instructions.
+    @inline(__always)
     func shouldCompact(_ state: inout State) -> Bool {
         guard state.logValidEnd - LogFile.recordsOffset > max(state.snapshotSize, compactionMinimumBytes) else {
             return false
         }
+        return mayRetryCompaction(&state)
+    }
+
+    /// Whether no failed compaction asks to wait before the next one.
+    private func mayRetryCompaction(_ state: inout State) -> Bool {
         guard let failure = state.compactionFailure else { return true }
         return state.logValidEnd >= failure.retryAtLogSize || ContinuousClock.now >= failure.retryAfter
     }

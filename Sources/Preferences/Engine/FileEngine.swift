@@ -206,7 +206,9 @@ final class FileEngine: PreferencesBackend {
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
         try state.withLock { (state: inout State) throws(PreferencesError) in
-            try appendAndReport(record, flushesToDisk: flushesToDisk, catchingUpFirst: false, &state, apply)
+            try appendAndReport(
+                record, flushesToDisk: flushesToDisk, catchingUpFirst: false,
+                through: lockFile.map(Unmanaged.passUnretained), &state, apply)
         }
     }
 
@@ -227,17 +229,22 @@ final class FileEngine: PreferencesBackend {
         flushesToDisk: Bool,
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
-        guard let lockFile else {
+        // Unretained, and borrowed down to the append: the engine holds its lock file for its life,
+        // and `guard let lockFile` cost a write a retain and a release here and another in `append`.
+        guard let unretained = lockFile.map(Unmanaged.passUnretained) else {
             // Read-only: the append refuses the change, saying why.
             return try commit(Record(changes: [change]), flushesToDisk: flushesToDisk, apply)
         }
-        try lockFile.lock(exclusive: true, confirmingName: false)
-        defer { lockFile.unlock() }
-        try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
-            // The common case: nobody committed since this engine last did, and nothing waits to be
-            // repaired. Nothing to catch up with, then (the append checks the log's end itself).
-            let isBehind = lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty
-            try appendAndReport(change, flushesToDisk: flushesToDisk, catchingUpFirst: isBehind, &state, apply)
+        try unretained.withBorrowedReference { (lockFile) throws(PreferencesError) in
+            try lockFile.lock(exclusive: true, confirmingName: false)
+            defer { lockFile.unlock() }
+            try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
+                // The common case: nobody committed since this engine last did, and nothing waits to
+                // be repaired. Nothing to catch up with, then (the append checks the log's end itself).
+                let isBehind = lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty
+                try appendAndReport(
+                    change, flushesToDisk: flushesToDisk, catchingUpFirst: isBehind, through: unretained, &state, apply)
+            }
         }
     }
 
@@ -248,6 +255,7 @@ final class FileEngine: PreferencesBackend {
         _ content: some LogContent,
         flushesToDisk: Bool,
         catchingUpFirst: Bool,
+        through lockFile: Unmanaged<LockFile>?,
         _ state: inout State,
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
@@ -257,7 +265,7 @@ final class FileEngine: PreferencesBackend {
         if catchingUpFirst {
             try catchUpExclusively(&state, into: &update)
         }
-        try append(content, flushesToDisk: flushesToDisk, &state, into: &update)
+        try append(content, flushesToDisk: flushesToDisk, through: lockFile, &state, into: &update)
         isCommitted = true
     }
 
@@ -267,10 +275,12 @@ final class FileEngine: PreferencesBackend {
     /// Into `update` go the records found in the log past its known end, which come before this
     /// commit (see ``adoptUnseenRecords(_:in:size:into:)``), problems to report, and, once
     /// committed, the commit count. The records are there even when the append then fails: this
-    /// engine has them, and the store must too.
+    /// engine has them, and the store must too. `lockFile` is the engine's own, unretained; `nil`
+    /// when the store is read-only, which refuses the append.
     private func append(
         _ content: some LogContent,
         flushesToDisk: Bool,
+        through lockFile: Unmanaged<LockFile>?,
         _ state: inout State,
         into update: inout BackendUpdate
     ) throws(PreferencesError) {
@@ -311,13 +321,12 @@ final class FileEngine: PreferencesBackend {
         state.logValidEnd += frameSize
         state.lastSequence += 1
         content.apply(to: &state.entries)
-        state.seenCount = lockFile.publish(
-            LockFile.Acknowledged(
-                generation: state.generation,
-                sequence: state.lastSequence,
-                committedEnd: state.logValidEnd
-            )
+        let acknowledged = LockFile.Acknowledged(
+            generation: state.generation,
+            sequence: state.lastSequence,
+            committedEnd: state.logValidEnd
         )
+        state.seenCount = lockFile._withUnsafeGuaranteedRef { $0.publish(acknowledged) }
         update.commitCount = state.seenCount
         if shouldCompact(&state) {
             update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
@@ -336,9 +345,10 @@ final class FileEngine: PreferencesBackend {
     /// Records this engine had not seen (see ``adoptUnseenRecords(_:in:size:into:)``), and
     /// problems to report, go into `update` as they are found.
     private func prepareAppend(_ state: inout State, into update: inout BackendUpdate) throws(PreferencesError) {
-        let problems = try ensureLog(&state)
-        if !problems.isEmpty {
-            update.problems += problems
+        // Checked here first: a log is open on all but the first append, and the call returned an
+        // empty array to release.
+        if state.log == nil {
+            update.problems += try ensureLog(&state)
         }
         guard try logNeedsChecking(&state) else { return }
         try checkLog(&state, into: &update)
@@ -409,18 +419,27 @@ final class FileEngine: PreferencesBackend {
         numbered sequence: UInt64,
         _ state: inout State
     ) throws(PreferencesError) -> Int {
-        guard let mapping = state.mapping else { preconditionFailure("appending through no mapping") }
-        let offset = state.logValidEnd
-        try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
-        var size: Int?
-        try fileSystem.check(.write, logPath) {
-            size = mapping.appendInPlace(content, numbered: sequence, at: offset)
-            return 0
+        // Borrowed, not retained: `state`, which this engine alone changes, holds it throughout.
+        guard let unretained = state.mapping.map(Unmanaged.passUnretained) else {
+            preconditionFailure("appending through no mapping")
         }
-        if let size {
-            try checkNotLost(mapping)
+        let offset = state.logValidEnd
+        let inPlace = try unretained.withBorrowedReference { (mapping) throws(PreferencesError) -> Int? in
+            try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
+            var size: Int?
+            try fileSystem.check(.write, logPath) {
+                size = mapping.appendInPlace(content, numbered: sequence, at: offset)
+                return 0
+            }
+            if size != nil {
+                try checkNotLost(mapping)
+            }
             return size
         }
+        if let inPlace {
+            return inPlace
+        }
+        let mapping = unretained.takeUnretainedValue()
         return try RecordFrame.withFrame(of: content, numbered: sequence) { (frame) throws(PreferencesError) -> Int in
             try mapping.reserve(offset + frame.count)
             if !mapping.isZero(at: offset, count: frame.count) {
