@@ -21,8 +21,8 @@ extension PreferencesStore {
 
     /// What ``setValue(_:for:)`` does, its error typed: for the subscript's setter to report.
     func write<Value>(_ value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) {
-        let storageKey = storageKey(for: key)
-        try commit(EntryChange(key: storageKey, value: encode(value, for: key, at: storageKey)), valueType: Value.self)
+        // The storage key made once, as the change's: the encoder needs it only for an error.
+        try commit(EntryChange(key: storageKey(for: key), value: encode(value, for: key)), valueType: Value.self)
     }
 
     /// Removes the entry for a key, so that reading it gives the key's default.
@@ -111,24 +111,20 @@ extension PreferencesStore {
 
     /// Encodes a value for a key into the change that writes it.
     func change<Value>(setting value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) -> PendingChange {
-        let storageKey = storageKey(for: key)
-        return PendingChange(key: storageKey, value: try encode(value, for: key, at: storageKey), valueType: Value.self)
+        PendingChange(key: storageKey(for: key), value: try encode(value, for: key), valueType: Value.self)
     }
 
-    /// Encodes a value for a key stored under `storageKey`, as the key's codec does: `nil`, for an
-    /// optional key, removes the entry.
-    private func encode<Value>(
-        _ value: Value,
-        for key: PreferenceKey<Value>,
-        at storageKey: StorageKey
-    ) throws(PreferencesError) -> StoredValue? {
+    /// Encodes a value for a key, as the key's codec does: `nil`, for an optional key, removes the
+    /// entry.
+    private func encode<Value>(_ value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) -> StoredValue? {
         do throws(EncodeFailure) {
             return try key.codec.encodeValue(value)
         } catch {
             switch error {
             case .encoderFailed(let reason):
                 throw PreferencesError(
-                    .encodingFailed(key: storedKey(for: storageKey), valueType: typeName(Value.self), reason: reason)
+                    .encodingFailed(
+                        key: storedKey(for: storageKey(for: key)), valueType: typeName(Value.self), reason: reason)
                 )
             }
         }
@@ -147,13 +143,9 @@ extension PreferencesStore {
         migration: String? = nil
     ) throws(PreferencesError) {
         var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
-        var problems: [PreferencesError] = []
         defer {
             for (key, first, second) in conflicts {
                 reportConflict(for: key, first: first, second: second)
-            }
-            if !problems.isEmpty {
-                errorChannel.report(problems)
             }
         }
         do {
@@ -194,7 +186,7 @@ extension PreferencesStore {
                     try backend.commit(record, flushesToDisk: (durability ?? self.durability) == .synchronous) {
                         update, isCommitted in
                         guard isCommitted else { return absorb(update) }
-                        takeIn(update, problems: &problems)
+                        takeIn(update)
                         paths = state.withLock { state in
                             state.seenCommitCount = update.commitCount
                             defer { state.returnChangeBuffers(record.changes, slots) }
@@ -236,7 +228,6 @@ extension PreferencesStore {
     ///   backend's error. Nothing changes when it throws.
     func commit(_ change: EntryChange, valueType: (any Any.Type)?) throws(PreferencesError) {
         var conflict: (any Any.Type)?
-        var problems: [PreferencesError] = []
         // The key's path, announced by this thread once it lets go of the write lock, for a write
         // nobody observes: it need not pass the change hub. Unretained, as the slot holds it for
         // as long as the store lives (see `Slot.observationKeyPath(for:)`).
@@ -249,9 +240,6 @@ extension PreferencesStore {
             #endif
             if let conflict, let valueType {
                 reportConflict(for: change.key, first: conflict, second: valueType)
-            }
-            if !problems.isEmpty {
-                errorChannel.report(problems)
             }
         }
         try withWriteLock { () throws(PreferencesError) in
@@ -282,7 +270,7 @@ extension PreferencesStore {
             let value = change.value
             try backend.commitExclusively(change, flushesToDisk: durability == .synchronous) { update, isCommitted in
                 guard isCommitted else { return absorb(update) }
-                takeIn(update, problems: &problems)
+                takeIn(update)
                 state.withLock { state in
                     state.seenCommitCount = update.commitCount
                     found._withUnsafeGuaranteedRef { slot in
@@ -308,13 +296,18 @@ extension PreferencesStore {
 
     /// Takes in what the backend reported with a commit, before the commit's own changes reach
     /// memory: applies the records it found only now (see ``PreferencesBackend/commit(_:flushesToDisk:_:)``),
-    /// and adds its problems to those to report.
-    private func takeIn(_ update: BackendUpdate, problems: inout [PreferencesError]) {
-        if !update.problems.isEmpty {
-            problems += update.problems
-        }
+    /// and reports its problems.
+    ///
+    /// Reported at once, under the locks, as a failed commit's are (``absorb(_:)``): reporting
+    /// only yields to the error streams, and runs no code of the app's. Gathered into an array to
+    /// report after the commit, they cost every write the release of that empty array.
+    @inline(__always)
+    private func takeIn(_ update: BackendUpdate) {
         if !update.records.isEmpty {
             absorb(BackendUpdate(records: update.records, commitCount: update.commitCount))
+        }
+        if !update.problems.isEmpty {
+            errorChannel.report(update.problems)
         }
     }
 

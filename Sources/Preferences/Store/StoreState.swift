@@ -262,7 +262,11 @@ final class Slot {
 
     func replace(with value: StoredValue?) {
         stored = value
-        decoded = nil
+        // Only when set: the library's scalars are never cached, and assigning `nil` over `nil`
+        // still called into the runtime to release the old one.
+        if decoded != nil {
+            decoded = nil
+        }
         generation &+= 1
     }
 }
