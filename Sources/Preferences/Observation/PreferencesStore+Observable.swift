@@ -55,16 +55,16 @@
 /// (see `Slot.announcedPath`). It is never cleared.
 struct ObservedKey: Hashable, Sendable {
     let key: StorageKey
-    let tracked: AtomicFlag
+    let tracked: TrackingMark
 
     static func == (lhs: ObservedKey, rhs: ObservedKey) -> Bool {
-        lhs.tracked.set(true)
-        rhs.tracked.set(true)
+        lhs.tracked.set()
+        rhs.tracked.set()
         return lhs.key == rhs.key
     }
 
     func hash(into hasher: inout Hasher) {
-        tracked.set(true)
+        tracked.set()
         hasher.combine(key)
     }
 }
@@ -87,17 +87,14 @@ extension Slot {
     /// which it cost 20 instructions when the compiler no longer inlined the whole.
     @inline(never)
     private func makeObservationKeyPath(for key: StorageKey) -> Unmanaged<KeyPath<PreferencesStore, Int>> {
-        let tracked = AtomicFlag()
-        let path = \PreferencesStore.[observing: ObservedKey(key: key, tracked: tracked)]
+        let path = \PreferencesStore.[observing: ObservedKey(key: key, tracked: trackingMark)]
         observationPath = path
-        observationTracked = tracked
         return Unmanaged.passUnretained(path)
     }
 
     /// The key path to announce a change of this key through: `nil` unless the Observation
     /// framework tracked it at some point (see ``ObservedKey``).
     var announcedPath: KeyPath<PreferencesStore, Int>? {
-        guard let observationTracked, observationTracked.isSet else { return nil }
-        return observationPath
+        trackingMark.isSet ? observationPath : nil
     }
 }

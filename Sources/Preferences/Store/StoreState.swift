@@ -14,6 +14,8 @@ struct StoreState {
     /// the state.
     private var slots: [StorageKey: Unmanaged<Slot>] = [:]
     private var ownedSlots: [Slot] = []
+    /// Where each slot's tracking mark comes from.
+    private var trackingMarks = TrackingMarks()
     /// The slots of numbered keys (see ``KeyNumbers``), by number, once found.
     ///
     /// A read or a write of a declared key finds its slot here without hashing the key. `nil`
@@ -153,7 +155,7 @@ struct StoreState {
 
     @discardableResult
     private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
-        let slot = Slot(stored: stored)
+        let slot = Slot(stored: stored, trackingMark: trackingMarks.make())
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }
@@ -197,9 +199,6 @@ final class Slot {
     @exclusivity(unchecked) var valueType: (any Any.Type)?
     /// The key path the Observation framework knows the key by, once it was needed.
     @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
-    /// Set once the Observation framework tracks `observationPath`; until then a change of the key
-    /// has nobody to be announced to.
-    @exclusivity(unchecked) var observationTracked: AtomicFlag?
     /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
     @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
@@ -207,6 +206,11 @@ final class Slot {
     /// Changes whenever `stored` does, so that a value decoded outside the lock is cached only if
     /// it is still current, and a read failure is reported once per stored value.
     @exclusivity(unchecked) var generation: UInt64 = 0
+    /// Set once the Observation framework tracks `observationPath`, whose argument holds it.
+    ///
+    /// Until then a change of the key has nobody to be announced to. Beside `generation`, which a
+    /// write changes anyway.
+    let trackingMark: TrackingMark
     /// The other value types already reported as conflicting with `valueType`.
     @exclusivity(unchecked) var reportedConflicts: Set<ObjectIdentifier> = []
     /// The generation whose read failure was last reported.
@@ -214,8 +218,9 @@ final class Slot {
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
-    init(stored: StoredValue? = nil) {
+    init(stored: StoredValue?, trackingMark: TrackingMark) {
         self.stored = stored
+        self.trackingMark = trackingMark
     }
 
     /// Records the value type a key is used with; returns the first type if it is another one,

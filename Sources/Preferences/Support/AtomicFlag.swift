@@ -1,11 +1,10 @@
 import CPreferencesAtomics
 
-/// A flag any thread may read without a lock.
+/// A flag any thread may read without a lock, set and cleared by threads that hold one.
 ///
 /// For a copy of some fact about state behind a lock, kept so that a thread can skip taking the
-/// lock when the fact says there is nothing to do there: every write then happens under that lock,
-/// and a read sees the last write made before it, or one made since. Or for a fact that, once true,
-/// stays true, which any thread may set (see ``ObservedKey``).
+/// lock when the fact says there is nothing to do there. Every write happens under that lock; a
+/// read sees the last write made before it, or one made since.
 final class AtomicFlag: @unchecked Sendable {
     // `@unchecked` because the compiler cannot see that the word is only read and written
     // atomically. It lives behind a pointer, at a fixed address, as atomics require.
@@ -27,7 +26,7 @@ final class AtomicFlag: @unchecked Sendable {
 
     /// Sets or clears the flag.
     ///
-    /// Call it holding the lock whose state it copies, unless the flag is only ever set.
+    /// Call it holding the lock whose state it copies.
     func set(_ isSet: Bool) {
         preferences_atomic_store(word, isSet ? 1 : 0)
     }
