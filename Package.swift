@@ -8,6 +8,11 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
+// `ExplicitSendable` as an error only where `.ci/run` asks for it: Xcode builds a package added to
+// an app with `-suppress-warnings`, which conflicts with any warning treated as an error.
+let strictSettings: [SwiftSetting] =
+    Context.environment["PREFERENCES_STRICT_SENDABLE"] == "1" ? [.treatWarning("ExplicitSendable", as: .error)] : []
+
 let package = Package(
     name: "Preferences",
     // Observation needs macOS 14 / iOS 17; the store uses its own lock rather than `Mutex`
@@ -24,7 +29,7 @@ let package = Package(
             // Apple's privacy manifest: `stat`/`fstat` of the store's own files (C617.1) and
             // `UserDefaults` for the suite backend and imports (CA92.1, and 1C8F.1 for app groups).
             resources: [.copy("PrivacyInfo.xcprivacy")],
-            swiftSettings: upcomingFeatures + [.treatWarning("ExplicitSendable", as: .error)]
+            swiftSettings: upcomingFeatures + strictSettings
         ),
         // Two atomic operations on a counter in a file mapped by several processes.
         .target(name: "CPreferencesAtomics"),

@@ -41,7 +41,11 @@ import Testing
 
     /// A lone continuation byte, a truncated sequence, an overlong encoding and a surrogate, each
     /// after ASCII so that the fast path for ASCII is not what decides.
-    @Test(arguments: [[0x80], [0xC3], [0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x80], [0xC3], [0xC3, 0x28], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF], [0xF0, 0x90, 0x80],
+            [0xF0, 0x90, 0x80, 0x41], [0xF4, 0x90, 0x80, 0x80],
+        ] as [[UInt8]])
     func invalidUTF8IsRejectedWhereItStarts(invalid: [UInt8]) {
         let content = Array("abc".utf8) + invalid
         let bytes = [0xEE, UInt8(content.count)] + content
@@ -73,6 +77,22 @@ import Testing
                 #expect(try reader.skipLengthPrefixedString() == (1..<valid.count, false))
             }
         }
+    }
+
+    /// The UTF-8 check agrees with decoding: bytes are valid exactly when decoding repairs nothing.
+    @Test func theUTF8CheckAgreesWithDecodingOnRandomBytes() {
+        var generator = SystemRandomNumberGenerator()
+        // Bytes drawn mostly from the ranges that start and continue multi-byte sequences.
+        let alphabet: [UInt8] = [0x41, 0x80, 0x8F, 0x90, 0xA0, 0xBF, 0xC2, 0xC0, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5]
+        var valid = 0
+        for _ in 0..<5_000 {
+            let count = Int.random(in: 0...6, using: &generator)
+            let bytes = (0..<count).map { _ in alphabet.randomElement(using: &generator)! }
+            let decodesExactly = String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes)
+            #expect(bytes.withUnsafeBufferPointer(isValidUTF8) == decodesExactly, "\(bytes)")
+            valid += decodesExactly ? 1 : 0
+        }
+        #expect(valid > 0)
     }
 
     @Test func aLengthPastTheEndIsRejected() {

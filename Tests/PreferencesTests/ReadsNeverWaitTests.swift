@@ -3,12 +3,6 @@ import Testing
 
 @testable import Preferences
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Reads that find memory behind another process's commits catch up without waiting for that
 /// process, and never run an observer's code.
 struct ReadsNeverWaitTests {
@@ -39,10 +33,11 @@ struct ReadsNeverWaitTests {
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)
         let other = try PreferencesStore(fileURL: directory.storeURL)
-        let readingThread = pthread_self()
+        // The thread object's identity, not `pthread_t`: a pointer on Darwin, and not `Sendable`.
+        let readingThread = ObjectIdentifier(Thread.current)
         let deliveries = Locked<[Bool]>([])
         let observation = store.observe(counter) { _, _ in
-            deliveries.withLock { $0.append(pthread_equal(pthread_self(), readingThread) != 0) }
+            deliveries.withLock { $0.append(ObjectIdentifier(Thread.current) == readingThread) }
         }
         for value in 1...20 {
             try other.setValue(value, for: counter)

@@ -104,7 +104,7 @@ struct ByteReader {
             let utf8 = UnsafeBufferPointer(rebasing: buffer[range])
             // ASCII is valid UTF-8, and checking for it is a few word loads.
             let isASCII = Preferences.isASCII(utf8)
-            return (isASCII || String(validating: utf8, as: UTF8.self) != nil, isASCII)
+            return (isASCII || isValidUTF8(utf8), isASCII)
         }
         guard isUTF8 else { throw .malformed("invalid UTF-8", at: start) }
         return (range, isASCII)
@@ -128,6 +128,22 @@ struct ByteReader {
     private mutating func readLittleEndian<T: FixedWidthInteger>() throws(FormatError) -> T {
         let range = try readBytesRange(T.bitWidth / 8)
         return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: range.lowerBound, as: T.self)) }
+    }
+}
+
+/// Whether the bytes are well-formed UTF-8.
+///
+/// The standard library's parser rather than `String(validating:as:)`, which Apple platforms have
+/// only from macOS 15 and iOS 18, above this package's minimums.
+func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var parser = Unicode.UTF8.ForwardParser()
+    var iterator = bytes.makeIterator()
+    while true {
+        switch parser.parseScalar(from: &iterator) {
+        case .valid: continue
+        case .emptyInput: return true
+        case .error: return false
+        }
     }
 }
 

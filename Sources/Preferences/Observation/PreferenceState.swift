@@ -20,7 +20,7 @@
     /// The view redraws when the key changes, in this process or another: reading the property in
     /// `body` reads the store, which the Observation framework tracks per key.
     @propertyWrapper
-    public struct PreferenceState<Value: Sendable>: DynamicProperty {
+    public struct PreferenceState<Value: Sendable>: DynamicProperty, Sendable {
         private let preference: Preference<Value>
 
         /// Creates a property backed by a key of a store.

@@ -9,6 +9,9 @@ import Testing
     import Darwin
 #endif
 
+/// A class of the test bundle, for finding the bundle on macOS (see `ChildProcess.productsDirectory`).
+private final class TestBundleMarker {}
+
 /// An executable of this package, built beside the test bundle, run as a real child process.
 struct ChildProcess {
     let process: Process
@@ -20,15 +23,15 @@ struct ChildProcess {
 
     /// Where SwiftPM puts the package's products, beside the test bundle.
     ///
-    /// On Linux the test runner is that bundle itself; on macOS it is Xcode's `xctest` tool, which
-    /// loads the bundle.
+    /// On Linux the test runner is that bundle itself. On macOS a helper process (`xctest`, or
+    /// SwiftPM's helper for Swift Testing) loads the bundle, so the bundle is found from a class
+    /// it holds rather than from the running program.
     static let productsDirectory: URL = {
         #if os(macOS)
-            if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
-                return bundle.bundleURL.deletingLastPathComponent()
-            }
+            return Bundle(for: TestBundleMarker.self).bundleURL.deletingLastPathComponent()
+        #else
+            return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         #endif
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }()
 
     /// Starts `name` with `arguments`, its output discarded and its errors kept.
