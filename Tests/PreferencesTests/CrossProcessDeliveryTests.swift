@@ -34,21 +34,6 @@ struct CrossProcessDeliveryTests {
         observer.waitFor("value 1 ")
     }
 
-    /// The watcher sleeps on a page another program then shortened: the writer that sets the page
-    /// up again must still wake it.
-    @Test func writesArriveAfterAnotherProgramShortenedTheLockFile() throws {
-        let directory = try TemporaryDirectory()
-        let observer = try ChildProcess.startCollectingOutput(
-            "PreferencesHarness", ["observe", directory.storeURL.path])
-        observer.waitFor("ready")
-        #expect(truncate(directory.lockURL.path, 0) == 0)
-        let store = try PreferencesStore(fileURL: directory.storeURL)
-        try store.setValue(1, for: counter)
-        observer.waitFor("value 1 ")
-        try store.setValue(2, for: counter)
-        observer.waitFor("value 2 ")
-    }
-
     /// A writer that finds the lock file deleted moves to a new one, and wakes the watcher asleep on
     /// the old one so that it moves too.
     @Test func writesArriveAfterAnotherProgramDeletedTheLockFile() throws {

@@ -98,39 +98,6 @@ void preferences_wait(void *address, uint32_t expected);
 /// Wakes every thread of every process sleeping in `preferences_wait` on the word at `address`.
 void preferences_wake_all(void *address);
 
-// A guard for pages mapped from files that another program may shorten.
-//
-// Touching a mapped page past the end of its file raises SIGBUS, which would kill the process. A
-// guarded page is instead replaced, inside the signal handler, by a private page of zeros, the
-// access completes, and the guard is marked lost, so that the owner maps the file again before it
-// trusts the page. Faults anywhere else go to the handler installed before, or kill the process
-// as they would have.
-
-/// Guards `length` bytes at `address` (page-aligned, whole pages). Returns a slot for the other
-/// calls, or -1 when the signal handler could not be installed or every slot is taken.
-int preferences_guard_register(void *address, size_t length);
-
-/// Stops guarding the pages of `slot`; call it before unmapping them.
-void preferences_guard_unregister(int slot);
-
-/// Whether the pages of `slot` were replaced by zeros since the last call; clears the mark.
-bool preferences_guard_take_lost(int slot);
-
-/// Marks the pages of `slot` as lost again, after an attempt to map them again failed.
-void preferences_guard_mark_lost(int slot);
-
-/// Whether the pages of `slot` were replaced by zeros; does not clear the mark.
-bool preferences_guard_is_lost(int slot);
-
-/// The mark `preferences_guard_is_lost` reads, to read with `preferences_guard_mark_is_set` where a
-/// call costs too much; for -1, a mark never set.
-const void *preferences_guard_mark(int slot);
-
-/// Whether a mark from `preferences_guard_mark` is set: one load, inlined.
-static inline bool preferences_guard_mark_is_set(const void *mark) {
-    return atomic_load_explicit((const _Atomic bool *)mark, memory_order_acquire);
-}
-
 // A robust, process-shared mutex in a page mapped by several processes (Linux with glibc).
 
 /// The bytes a mutex takes in the shared page, at most.
@@ -142,34 +109,13 @@ bool preferences_mutex_is_supported(void);
 /// Sets up a mutex at `address` (PREFERENCES_MUTEX_SIZE bytes, 8-aligned); returns 0 or an `errno`.
 int preferences_mutex_init(void *address);
 
-/// Whether the bytes at `address` hold a mutex set up by `preferences_mutex_init`, as opposed to
-/// zeros, or a page set up by a process that locks the file instead (Apple's).
-bool preferences_mutex_is_set_up(const void *address);
+/// Locks the mutex at `address`, waiting for its holder. Returns 0; or EOWNERDEAD when its last
+/// holder died holding it, in which case the caller holds it now and it is usable again (marked
+/// consistent); or another `errno`, in which case nothing is held.
+int preferences_mutex_lock(void *address);
 
-/// What the lock and unlock return when the page no longer holds the mutex they were given: another
-/// program shortened the file, and the page was replaced by zeros or by the file's new page.
-#define PREFERENCES_MUTEX_LOST (-1)
-
-/// Locks the mutex at `address`. Returns 0; or EOWNERDEAD when its last holder died holding it, in
-/// which case the caller holds it now and it is usable again; or PREFERENCES_MUTEX_LOST when the
-/// page holds no mutex set up (zeros), in which case nothing is held; or ETIMEDOUT when another
-/// held it for a tenth of a second, in which case the caller checks its page and tries again (a
-/// wake-up can be lost with a page another program shortened away); or another `errno`.
-///
-/// `successor` receives what the caller passes to `preferences_mutex_abandon` should the page be
-/// replaced while it holds the mutex.
-int preferences_mutex_lock(void *address, uintptr_t *successor);
-
-/// Unlocks the mutex at `address`. Returns 0; or PREFERENCES_MUTEX_LOST when the page was replaced
-/// since the lock, so that the mutex this thread locked may still be held, and is still on the
-/// thread's list of robust mutexes: map the page again and call `preferences_mutex_abandon`.
+/// Unlocks the mutex at `address`, which the calling thread holds; returns 0 or an `errno`.
 int preferences_mutex_unlock(void *address);
-
-/// Lets go of the mutex this thread locked at `address` after an unlock returned
-/// PREFERENCES_MUTEX_LOST and the page was mapped again: unlocks it if the page holds it again, and
-/// otherwise takes it off the thread's list, through which the thread's next robust lock would
-/// write into a page that is no longer the mutex's, or no longer mapped.
-void preferences_mutex_abandon(void *address, uintptr_t successor);
 
 /// Allocates the blocks of the file open as `descriptor` up to `length` bytes, lengthening it if
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.

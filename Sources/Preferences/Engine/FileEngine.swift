@@ -310,7 +310,7 @@ final class FileEngine: PreferencesBackend {
             // this engine holds the lock. Should this fail too, the next append's check of the log
             // (`prepareAppend`) cuts it off; either way nobody reads past `logValidEnd` a record that
             // does not verify.
-            if let mapping = state.mapping, !mapping.isLost {
+            if let mapping = state.mapping {
                 mapping.clear(at: state.logValidEnd, count: mapping.capacity - state.logValidEnd)
             } else {
                 state.mapping = nil
@@ -431,9 +431,6 @@ final class FileEngine: PreferencesBackend {
                 size = mapping.appendInPlace(content, numbered: sequence, at: offset)
                 return 0
             }
-            if size != nil {
-                try checkNotLost(mapping)
-            }
             return size
         }
         if let inPlace {
@@ -447,16 +444,7 @@ final class FileEngine: PreferencesBackend {
                 mapping.clear(at: offset, count: mapping.capacity - offset)
             }
             mapping.append(frame, at: offset)
-            try checkNotLost(mapping)
             return frame.count
-        }
-    }
-
-    /// Throws if another program shortened the log under `mapping`: what was just copied went to
-    /// pages nobody else sees.
-    private func checkNotLost(_ mapping: LogMapping) throws(PreferencesError) {
-        if mapping.isLost {
-            throw PreferencesError(.fileOperationFailed(path: logPath, operation: "write", errorNumber: EIO))
         }
     }
 

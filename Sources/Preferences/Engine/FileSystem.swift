@@ -62,12 +62,16 @@ struct FileSystem: Sendable {
 
     /// Whether writers share memory: a mutex in the lock file's page and a mapping of the log.
     ///
-    /// On Linux they do; on Apple platforms, which have no robust mutex, they lock the file with
-    /// `flock` and append with `pwrite`. Tests turn it off to run that engine on Linux.
+    /// The engine's two leaves, chosen here once: on Linux writers share memory; on Apple
+    /// platforms, which have no robust mutex, they lock the file with `flock` and append with
+    /// `pwrite`. Tests turn it off to run that engine on Linux.
     var sharesMemory = FileSystem.canShareMemory
 
-    /// Whether this platform has what ``sharesMemory`` needs.
-    static var canShareMemory: Bool { preferences_mutex_is_supported() }
+    /// Whether this platform has what ``sharesMemory`` needs, and the process did not ask for the
+    /// leaves Apple platforms get with `PREFERENCES_ENGINE=portable` (so that the whole test suite
+    /// runs them on Linux; see CONTRIBUTING.md).
+    static let canShareMemory: Bool =
+        preferences_mutex_is_supported() && ProcessInfo.processInfo.environment["PREFERENCES_ENGINE"] != "portable"
 
     /// The file's bytes, or `nil` if there is no file at `path`.
     func readFile(at path: String) throws(PreferencesError) -> [UInt8]? {

@@ -17,8 +17,8 @@ import CPreferencesAtomics
 ///
 /// A copy puts the frame's header in last (see ``append(_:at:)``): a writer killed in the middle of
 /// one leaves a record whose header is still zeros, which opening reads as a write cut short.
-/// Should another program shorten the file, the guard in `CPreferencesAtomics` turns the fault
-/// into a page of zeros, and ``isLost`` tells the writer that its copy went nowhere.
+/// Another program shortening the file under the mapping makes the next copy end the process with
+/// `SIGBUS`, as with any mapped database; the library installs no handler for it.
 final class LogMapping {
     let file: OpenFile
     private let fileSystem: FileSystem
@@ -32,7 +32,6 @@ final class LogMapping {
     /// hundred or so small writes, cost an `munmap`, an `mmap` and the pages touched next faulting
     /// in again.
     private var windowLength = 0
-    private var guardSlot: Int32 = -1
     private static let pageSize = 4096
     /// The least address space a mapping takes: a log of this size is about 25,000 small writes.
     private static let minimumWindow = 1 << 20
@@ -75,7 +74,6 @@ final class LogMapping {
                 return 0
             }
             windowLength = window
-            guardSlot = Int32(preferences_guard_register(base, window))
         }
         capacity = length
     }
@@ -156,19 +154,11 @@ final class LogMapping {
         return base + LogFile.lockStampOffset
     }
 
-    /// Whether another program shortened the file under the mapping since it was made: what was
-    /// copied into the lost pages never reached the file.
-    var isLost: Bool {
-        preferences_guard_is_lost(guardSlot)
-    }
-
     private func unmap() {
         guard let base else { return }
-        preferences_guard_unregister(guardSlot)
         munmap(base, windowLength)
         self.base = nil
         capacity = 0
         windowLength = 0
-        guardSlot = -1
     }
 }

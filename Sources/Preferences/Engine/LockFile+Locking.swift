@@ -1,0 +1,137 @@
+import CPreferencesAtomics
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+// The writers' lock, one of two leaves chosen once, when the file is opened (``LockFile/usesMutex``):
+//
+// - Linux: a robust, process-shared mutex in the page. It costs no system call when nobody else
+//   holds it, and when a holder dies holding it the next one is told (``LockFile/takeHolderDied()``),
+//   so that it cuts the record the dead writer may have left half made.
+// - Elsewhere (Apple platforms, or `PREFERENCES_ENGINE=portable`): `flock` on the file, exclusive for
+//   writers and shared for readers: two system calls per lock, and a lock the kernel drops when its
+//   holder dies.
+//
+// Either way the lock is held only for a commit, a compaction or a catch-up: never across a call
+// into user code or a suspension point.
+extension LockFile {
+    /// Takes the lock, exclusive for writers and shared for readers (the mutex is always
+    /// exclusive), on the file the path names now.
+    ///
+    /// Blocks while another holds it in a conflicting mode. Afterwards the page is set up.
+    ///
+    /// - Parameters:
+    ///   - exclusive: Whether to lock for writing; the mutex is exclusive either way.
+    ///   - confirmingName: Whether to check that the file still has a name (see
+    ///     ``confirm(stampedAt:)``); `false` leaves it to `confirm` under the mutex. `flock`
+    ///     always checks: it costs two system calls of its own.
+    /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
+    func lock(exclusive: Bool, confirmingName: Bool = true) throws(PreferencesError) {
+        guard usesMutex else { return try lockFile(exclusive: exclusive) }
+        while true {
+            // A page not set up holds no mutex yet: locking its zeros would be locking nothing.
+            guard pageIsSetUp, mutexIsSetUp else {
+                try setUpUnderFileLock()
+                continue
+            }
+            let result = preferences_mutex_lock(word(.mutex))
+            guard result == 0 || result == EOWNERDEAD else {
+                throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
+            }
+            // A file that lost its name was abandoned by the writer that found so (``abandonPage()``),
+            // and its mutex keeps out nobody who opened the one at the path.
+            if !pageIsSetUp {
+                releaseMutex()
+                try setUpUnderFileLock()
+                continue
+            }
+            if confirmingName && !hasName {
+                try leaveForFileAtPath()
+                continue
+            }
+            holderDied = holderDied || result == EOWNERDEAD
+            return
+        }
+    }
+
+    func unlock() {
+        if usesMutex {
+            releaseMutex()
+        } else {
+            flock(descriptor, LOCK_UN)
+        }
+    }
+
+    /// Whether a holder of the mutex died holding it since the last call; clears the mark.
+    ///
+    /// Call it holding the lock. The dead holder may have left a record half written after the
+    /// log's last commit.
+    func takeHolderDied() -> Bool {
+        defer { holderDied = false }
+        return holderDied
+    }
+
+    /// Whether the page's mutex was set up (by `preferences_mutex_init`): a page set up by a process
+    /// that locks the file instead has none.
+    var mutexIsSetUp: Bool {
+        preferences_atomic_load(word(.mutexSetUp)) == Self.mutexSetUpMark
+    }
+
+    /// Unlocks the mutex this thread holds.
+    ///
+    /// A failure here is a broken invariant (unlocking a mutex this thread does not hold), so it
+    /// stops the process rather than leave the store locked.
+    func releaseMutex() {
+        let result = preferences_mutex_unlock(word(.mutex))
+        precondition(result == 0, "unlocking the lock of '\(path)' failed with errno \(result)")
+    }
+
+    /// Maps the file the path names, and sets up its page and mutex if it has none, under an
+    /// exclusive `flock`: processes that set up the page at the same moment take turns.
+    ///
+    /// A page can be set up with no mutex: by a process that locks the file instead. Its mutex is
+    /// set up then, and its commits kept. A mutex already set up is never set up again.
+    func setUpUnderFileLock() throws(PreferencesError) {
+        try lockFile(exclusive: true)
+        defer { flock(descriptor, LOCK_UN) }
+        if !mutexIsSetUp {
+            let result = preferences_mutex_init(word(.mutex))
+            guard result == 0 else {
+                throw PreferencesError(
+                    .fileOperationFailed(path: path, operation: "set up the lock in", errorNumber: result))
+            }
+            preferences_atomic_store(word(.mutexSetUp), Self.mutexSetUpMark)
+        }
+        if !pageIsSetUp {
+            startPage()
+        }
+    }
+
+    /// Takes `flock` on the file the path names now; with the exclusive lock, the page is set up
+    /// afterwards (the mutex's page is set up by ``setUpUnderFileLock()``).
+    func lockFile(exclusive: Bool) throws(PreferencesError) {
+        while true {
+            while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
+                guard errno == EINTR else {
+                    throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
+                }
+            }
+            guard hasName else {
+                // Deleted or replaced: a lock on this file no longer keeps out a writer that opened
+                // the one at the path. Lock that one instead.
+                flock(descriptor, LOCK_UN)
+                try reopen()
+                continue
+            }
+            if exclusive && !usesMutex && !pageIsSetUp {
+                startPage()
+            }
+            return
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import CPreferencesAtomics
+
+// Waking other processes' observers: the commit signal, one leaf per platform. On Linux a futex on
+// the page's commit count, woken by a writer only while the page counts a sleeper (see
+// ``LockFile/publish(_:)``); where there is none, the commit watcher polls (see ``CommitWatcher``).
+extension LockFile {
+    /// Whether ``waitForCommit(after:)`` can sleep on this platform; where it cannot, poll.
+    static var canWait: Bool { preferences_can_wait() }
+
+    /// Sleeps until the commit count differs from `count`, or ``wakeWaiters()``; may return early.
+    ///
+    /// It sleeps on the count's low 32 bits (the first four bytes of the little-endian word). The
+    /// waiters' count and the commit count are each changed before the other is read, on both sides,
+    /// so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
+    ///
+    /// A page set up anew while this slept (the lock file was replaced) never counted this sleeper,
+    /// so it is not counted down there: counted down, the next sleeper would go uncounted, and no
+    /// writer would wake it.
+    func waitForCommit(after count: UInt64) {
+        // Read before counting itself: were the page set up anew in between, this sleeper is
+        // counted there and never counted down, which costs writers a needless wake, never a lost one.
+        let incarnation = preferences_atomic_load_sequenced(word(.incarnation))
+        preferences_atomic_increment_sequenced(ownSleepers)
+        preferences_atomic_increment_sequenced(word(.waiters))
+        if preferences_atomic_load_sequenced(word(.commitCount)) == count {
+            preferences_wait(word(.commitCount), UInt32(truncatingIfNeeded: count))
+        }
+        if preferences_atomic_load_sequenced(word(.incarnation)) == incarnation {
+            preferences_atomic_decrement_sequenced(word(.waiters))
+        }
+        preferences_atomic_decrement_sequenced(ownSleepers)
+    }
+
+    /// Wakes every thread sleeping in ``waitForCommit(after:)``, in every process.
+    func wakeWaiters() {
+        preferences_wake_all(word(.commitCount))
+    }
+}
