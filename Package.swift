@@ -31,7 +31,8 @@ let package = Package(
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: upcomingFeatures + strictSettings
         ),
-        // Two atomic operations on a counter in a file mapped by several processes.
+        // What Swift cannot say itself: atomics on words of a page several processes map, the robust
+        // process-shared mutex, waiting on a shared word (futex), the in-process lock, CRC-32C.
         .target(name: "CPreferencesAtomics"),
         // The demo and the benchmarks are no products, so that packages depending on this one see
         // only the library and `prefs`; `swift run` still runs them from a clone, by target name.

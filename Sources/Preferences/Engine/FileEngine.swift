@@ -229,8 +229,7 @@ final class FileEngine: PreferencesBackend {
         flushesToDisk: Bool,
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
-        // Unretained, and borrowed down to the append: the engine holds its lock file for its life,
-        // and `guard let lockFile` cost a write a retain and a release here and another in `append`.
+        // Unretained down to the append: the engine holds its lock file for its life.
         guard let unretained = lockFile.map(Unmanaged.passUnretained) else {
             // Read-only: the append refuses the change, saying why.
             return try commit(Record(changes: [change]), flushesToDisk: flushesToDisk, apply)
@@ -326,7 +325,7 @@ final class FileEngine: PreferencesBackend {
             sequence: state.lastSequence,
             committedEnd: state.logValidEnd
         )
-        state.seenCount = lockFile._withUnsafeGuaranteedRef { $0.publish(acknowledged) }
+        state.seenCount = lockFile.withBorrowedReference { $0.publish(acknowledged) }
         update.commitCount = state.seenCount
         if shouldCompact(&state) {
             update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
@@ -419,7 +418,7 @@ final class FileEngine: PreferencesBackend {
         numbered sequence: UInt64,
         _ state: inout State
     ) throws(PreferencesError) -> Int {
-        // Borrowed, not retained: `state`, which this engine alone changes, holds it throughout.
+        // Unretained: `state`, which this engine alone changes, holds it throughout.
         guard let unretained = state.mapping.map(Unmanaged.passUnretained) else {
             preconditionFailure("appending through no mapping")
         }

@@ -31,14 +31,14 @@
         }
 
         /// Tells the Observation framework that a key changed, after the commit, through the path
-        /// its slot holds: retaining it cost a write of one key a retain and a release.
+        /// its slot holds for the store's life.
         func announce(_ path: Unmanaged<KeyPath<PreferencesStore, Int>>) {
-            path._withUnsafeGuaranteedRef { announce($0) }
+            path.withBorrowedReference { announce($0) }
         }
 
         /// Tells the Observation framework that a key was read.
         func trackAccess(_ path: Unmanaged<KeyPath<PreferencesStore, Int>>) {
-            path._withUnsafeGuaranteedRef { observationRegistrar.access(self, keyPath: $0) }
+            path.withBorrowedReference { observationRegistrar.access(self, keyPath: $0) }
         }
     }
 #endif

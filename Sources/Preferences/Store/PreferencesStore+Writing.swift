@@ -165,7 +165,7 @@ extension PreferencesStore {
                         for index in changes.indices {
                             let unretained = state.unretainedSlot(
                                 for: changes[index].key, number: changes[index].key.number)
-                            unretained._withUnsafeGuaranteedRef { slot in
+                            unretained.withBorrowedReference { slot in
                                 if let type = changes[index].valueType, let first = slot.register(type) {
                                     conflicts.append((changes[index].key, first, type))
                                 }
@@ -251,7 +251,7 @@ extension PreferencesStore {
                 let forcingOrigin = state.forcingOrigin(of: change.key)
                 let isCurrent = state.seenCommitCount == commitCount
                 let unretained = state.unretainedSlot(for: change.key, number: change.key.number)
-                let changes = unretained._withUnsafeGuaranteedRef { slot in
+                let changes = unretained.withBorrowedReference { slot in
                     if let valueType {
                         conflict = slot.register(valueType)
                     }
@@ -273,7 +273,7 @@ extension PreferencesStore {
                 takeIn(update)
                 state.withLock { state in
                     state.seenCommitCount = update.commitCount
-                    found._withUnsafeGuaranteedRef { slot in
+                    found.withBorrowedReference { slot in
                         // What the backend caught up with may have stored this value already:
                         // written again, it is no change to tell anyone of.
                         if !update.records.isEmpty && slot.stores(value) {

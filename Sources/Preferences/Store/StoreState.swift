@@ -61,7 +61,7 @@ struct StoreState {
                 ? found[index]
                 : slots[changes[index].key]
                     ?? Unmanaged.passUnretained(makeSlot(for: changes[index].key, stored: nil))
-            slot._withUnsafeGuaranteedRef { slot in
+            slot.withBorrowedReference { slot in
                 slot.replace(with: changes[index].value)
                 if let path = slot.announcedPath {
                     paths.append(path)
@@ -95,10 +95,12 @@ struct StoreState {
     }
 
     /// Runs `body` on the slot of a key whose number is `number` (its own, or zero), made if the
-    /// key has none, without retaining the slot.
+    /// key has none.
+    ///
+    /// The store holds every slot for its whole life, so the slot outlives `body`.
     @inline(__always)
     mutating func withSlot<Result>(for key: StorageKey, number: UInt32, _ body: (Slot) -> Result) -> Result {
-        unretainedSlot(for: key, number: number)._withUnsafeGuaranteedRef(body)
+        unretainedSlot(for: key, number: number).withBorrowedReference(body)
     }
 
     /// The slot of a key, made if the key has none, unretained: it lives as long as the state.
