@@ -31,19 +31,26 @@ int preferences_mutex_init(void *address) {
     return result;
 }
 
-int preferences_mutex_lock(void *address) {
-    pthread_mutex_t *mutex = (pthread_mutex_t *)address;
-    int result = pthread_mutex_lock(mutex);
-    if (result == EOWNERDEAD) {
-        // The dead holder's half-made change is the caller's to deal with; the mutex itself is
-        // usable again once marked consistent.
-        int consistent = pthread_mutex_consistent(mutex);
-        if (consistent != 0) {
-            pthread_mutex_unlock(mutex);
-            return consistent;
-        }
+// What a lock returns, once a mutex whose last holder died (EOWNERDEAD) is made usable again: the
+// dead holder's half-made change is the caller's to deal with, the mutex itself is not.
+static int consistent_after(pthread_mutex_t *mutex, int result) {
+    if (result != EOWNERDEAD) {
+        return result;
+    }
+    int consistent = pthread_mutex_consistent(mutex);
+    if (consistent != 0) {
+        pthread_mutex_unlock(mutex);
+        return consistent;
     }
     return result;
+}
+
+int preferences_mutex_lock(void *address) {
+    return consistent_after((pthread_mutex_t *)address, pthread_mutex_lock((pthread_mutex_t *)address));
+}
+
+int preferences_mutex_trylock(void *address) {
+    return consistent_after((pthread_mutex_t *)address, pthread_mutex_trylock((pthread_mutex_t *)address));
 }
 
 int preferences_mutex_unlock(void *address) { return pthread_mutex_unlock((pthread_mutex_t *)address); }
@@ -59,6 +66,11 @@ int preferences_mutex_init(void *address) {
 }
 
 int preferences_mutex_lock(void *address) {
+    (void)address;
+    return ENOTSUP;
+}
+
+int preferences_mutex_trylock(void *address) {
     (void)address;
     return ENOTSUP;
 }

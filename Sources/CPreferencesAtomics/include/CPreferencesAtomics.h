@@ -114,6 +114,10 @@ int preferences_mutex_init(void *address);
 /// consistent); or another `errno`, in which case nothing is held.
 int preferences_mutex_lock(void *address);
 
+/// Locks the mutex at `address` if nobody holds it, without waiting. Returns what
+/// `preferences_mutex_lock` does, or EBUSY when another holds it, in which case nothing is held.
+int preferences_mutex_trylock(void *address);
+
 /// Unlocks the mutex at `address`, which the calling thread holds; returns 0 or an `errno`.
 int preferences_mutex_unlock(void *address);
 

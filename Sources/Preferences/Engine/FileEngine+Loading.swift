@@ -57,7 +57,23 @@ extension FileEngine {
             compactionMinimumBytes: compactionMinimumBytes,
             refusal: refusal
         )
-        try lockFile?.lock(exclusive: true)
+        // Opening waits for no writer: an app launched while its extension is suspended in the
+        // middle of a commit opens and reads. With the lock free, opening also tidies and repairs.
+        if let lockFile, try !lockFile.lockIfFree(exclusive: true) {
+            if let (loaded, count) = try engine.loadWithoutTheLock(lockFile) {
+                let entries = engine.state.withLock { (state: inout State) in
+                    state.install(loaded)
+                    state.seenCount = count
+                    if let reason = loaded.refusal, state.refusal == nil {
+                        state.refusal = reason
+                    }
+                    return state.entries
+                }
+                return Opened(engine: engine, entries: entries, problems: problems)
+            }
+            // Damage, or a compaction in the way: what to make of it needs the lock.
+            try lockFile.lock(exclusive: true)
+        }
         defer { lockFile?.unlock() }
         if lockFile != nil {
             fileSystem.removeTemporaryFiles(of: [path, engine.logPath])
@@ -79,13 +95,33 @@ extension FileEngine {
             }
             // Stamped as it opens: a process still writing under a lock file this one replaced
             // learns it at its next lock, before it commits where this one's readers never look.
-            // A lock file deleted since the lock above found it is left to the next lock to move from.
+            // A lock file deleted since the lock above found it is left to the next lock to move
+            // from. Mapped only as far as the log reaches: opening allocates nothing.
             if let lockFile, state.refusal == nil, state.log != nil {
-                _ = lockFile.confirm(stampedAt: try engine.ensureMapping(&state)?.lockStamp)
+                _ = lockFile.confirm(stampedAt: try engine.mapAllocatedLog(&state)?.lockStamp)
             }
             return state.entries
         }
         return Opened(engine: engine, entries: entries, problems: problems)
+    }
+
+    /// Reads the files while another process holds the lock, as a read that catches up does:
+    /// changing nothing, and cutting nothing off.
+    ///
+    /// What it reads is whole if the commit count did not move while it read and nothing read as
+    /// damaged: a compaction that renamed its files meanwhile shows as one or the other.
+    ///
+    /// - Returns: What it read and the commit count it is current with; `nil` when three tries
+    ///   found no whole view, for the caller to read under the lock.
+    private func loadWithoutTheLock(_ lockFile: LockFile) throws(PreferencesError) -> (Loaded, UInt64)? {
+        for _ in 0..<3 {
+            let count = lockFile.commitCount
+            let loaded = try load(readOnly: false, acknowledged: lockFile.acknowledged)
+            if loaded.damaged.isEmpty && lockFile.commitCount == count {
+                return (loaded, count)
+            }
+        }
+        return nil
     }
 
     /// Reads the snapshot and the log that goes with it.

@@ -386,6 +386,18 @@ final class FileEngine: PreferencesBackend {
         return mapping
     }
 
+    /// The mapping of the log as far as the file already reaches, for its lock stamp, when the
+    /// engine shares memory and has a log; `nil` when the file does not reach past its header.
+    ///
+    /// For opening, which must change no file: ``ensureMapping(_:)`` allocates room for appends.
+    func mapAllocatedLog(_ state: inout State) throws(PreferencesError) -> LogMapping? {
+        guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
+        let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
+        guard try mapping.reserveAllocated(LogFile.recordsOffset) else { return nil }
+        state.mapping = mapping
+        return mapping
+    }
+
     /// Reads in, or cuts off, what the log holds past `logValidEnd`; reads the files again if the
     /// log was replaced.
     ///

@@ -86,12 +86,21 @@ extension FileSystem {
 
     /// Writes `bytes` at `offset`: one `pwrite(2)`, unless the system writes less than asked.
     func store(_ bytes: UnsafeRawBufferPointer, in file: OpenFile, at offset: Int) throws(PreferencesError) {
+        try store(bytes, to: file.descriptor, path: file.path, at: offset)
+    }
+
+    /// Writes all of `bytes` at `offset` of the file open as `descriptor`, whose path is `path`.
+    func store(
+        _ bytes: UnsafeRawBufferPointer,
+        to descriptor: Int32,
+        path: String,
+        at offset: Int
+    ) throws(PreferencesError) {
         var written = 0
         while written < bytes.count {
-            let count = try check(.write, file.path) {
+            let count = try check(.write, path) {
                 Int32(
-                    clamping: pwrite(
-                        file.descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+                    clamping: pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
                 )
             }
             written += Int(count)

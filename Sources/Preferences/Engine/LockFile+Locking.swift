@@ -32,14 +32,32 @@ extension LockFile {
     ///     always checks: it costs two system calls of its own.
     /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
     func lock(exclusive: Bool, confirmingName: Bool = true) throws(PreferencesError) {
-        guard usesMutex else { return try lockFile(exclusive: exclusive) }
+        _ = try acquire(exclusive: exclusive, confirmingName: confirmingName, waits: true)
+    }
+
+    /// Takes the lock as ``lock(exclusive:confirmingName:)`` does if nobody holds it in a
+    /// conflicting mode, and otherwise returns at once.
+    ///
+    /// Setting up a page that is not yet set up takes an exclusive `flock` for that moment.
+    ///
+    /// - Returns: Whether the lock is held now.
+    /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
+    func lockIfFree(exclusive: Bool) throws(PreferencesError) -> Bool {
+        try acquire(exclusive: exclusive, confirmingName: true, waits: false)
+    }
+
+    private func acquire(exclusive: Bool, confirmingName: Bool, waits: Bool) throws(PreferencesError) -> Bool {
+        guard usesMutex else { return try lockFile(exclusive: exclusive, waits: waits) }
         while true {
             // A page not set up holds no mutex yet: locking its zeros would be locking nothing.
             guard pageIsSetUp, mutexIsSetUp else {
                 try setUpUnderFileLock()
                 continue
             }
-            let result = preferences_mutex_lock(word(.mutex))
+            let result = waits ? preferences_mutex_lock(word(.mutex)) : preferences_mutex_trylock(word(.mutex))
+            if result == EBUSY && !waits {
+                return false
+            }
             guard result == 0 || result == EOWNERDEAD else {
                 throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: result))
             }
@@ -55,7 +73,7 @@ extension LockFile {
                 continue
             }
             holderDied = holderDied || result == EOWNERDEAD
-            return
+            return true
         }
     }
 
@@ -114,9 +132,17 @@ extension LockFile {
 
     /// Takes `flock` on the file the path names now; with the exclusive lock, the page is set up
     /// afterwards (the mutex's page is set up by ``setUpUnderFileLock()``).
-    func lockFile(exclusive: Bool) throws(PreferencesError) {
+    ///
+    /// - Parameter waits: Whether to wait for a holder; if not, and the file is held, returns `false`.
+    /// - Returns: Whether the lock is held now.
+    @discardableResult
+    func lockFile(exclusive: Bool, waits: Bool = true) throws(PreferencesError) -> Bool {
+        let operation = (exclusive ? LOCK_EX : LOCK_SH) | (waits ? 0 : LOCK_NB)
         while true {
-            while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) == -1 {
+            while flock(descriptor, operation) == -1 {
+                if errno == EWOULDBLOCK && !waits {
+                    return false
+                }
                 guard errno == EINTR else {
                     throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
                 }
@@ -131,7 +157,7 @@ extension LockFile {
             if exclusive && !usesMutex && !pageIsSetUp {
                 startPage()
             }
-            return
+            return true
         }
     }
 }

@@ -152,7 +152,10 @@ final class LockFile: @unchecked Sendable {
 
     /// Makes the file at least a page long: new, or shortened by another program while closed.
     ///
-    /// A page lengthened from nothing reads as zeros, which the next lock sets up anew.
+    /// A page lengthened from nothing reads as zeros, which the next lock sets up anew. It is
+    /// written, not just lengthened with `ftruncate`: a page with no blocks behind it would take
+    /// them at the first store into the mapping, and on a full disk that store would end the
+    /// process with `SIGBUS`. Written, a full disk is an error here.
     static func lengthenToAPage(
         _ descriptor: Int32,
         path: String,
@@ -160,9 +163,12 @@ final class LockFile: @unchecked Sendable {
     ) throws(PreferencesError) {
         var status = stat()
         try fileSystem.check(.read, path) { fstat(descriptor, &status) }
-        if Int(status.st_size) < pageSize {
-            try fileSystem.check(.write, path) { ftruncate(descriptor, off_t(pageSize)) }
-        }
+        let size = Int(status.st_size)
+        guard size < pageSize else { return }
+        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize - size, alignment: 8)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        try fileSystem.store(UnsafeRawBufferPointer(zeros), to: descriptor, path: path, at: size)
     }
 
     func word(_ word: Word) -> UnsafeMutableRawPointer {

@@ -64,18 +64,40 @@ final class LogMapping {
             }
             return 0
         }
-        if length > windowLength {
-            unmap()
-            let window = max(2 * length, Self.minimumWindow)
-            try fileSystem.check(.map, file.path) {
-                let address = mmap(nil, window, PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor, 0)
-                guard let address, address != MAP_FAILED else { return -1 }
-                base = address
-                return 0
-            }
-            windowLength = window
-        }
+        try mapWindow(covering: length)
         capacity = length
+    }
+
+    /// Makes the first `end` bytes writable through the mapping if the file already reaches that
+    /// far, allocating nothing: what opening does, which must change no file.
+    ///
+    /// Every byte the file holds was allocated, by ``reserve(_:)`` or by a write.
+    ///
+    /// - Returns: Whether the bytes are writable now; `false` when the file is shorter.
+    func reserveAllocated(_ end: Int) throws(PreferencesError) -> Bool {
+        guard end > capacity else { return true }
+        let size = try fileSystem.status(of: file).size
+        guard size >= end else { return false }
+        try mapWindow(covering: size)
+        capacity = size
+        return true
+    }
+
+    /// Maps the file again, with room to grow, when its mapping does not cover `length` bytes.
+    ///
+    /// Nothing past the allocated bytes is read or written, so growing the log within the window
+    /// leaves the mapping be.
+    private func mapWindow(covering length: Int) throws(PreferencesError) {
+        guard length > windowLength else { return }
+        unmap()
+        let window = max(2 * length, Self.minimumWindow)
+        try fileSystem.check(.map, file.path) {
+            let address = mmap(nil, window, PROT_READ | PROT_WRITE, MAP_SHARED, file.descriptor, 0)
+            guard let address, address != MAP_FAILED else { return -1 }
+            base = address
+            return 0
+        }
+        windowLength = window
     }
 
     /// Whether the `count` bytes at `offset`, which must be reserved, are all zeros: nobody wrote there.

@@ -118,6 +118,17 @@ final class RunningProcess {
         printed.withLock { $0 }
     }
 
+    /// Whether the process is still running.
+    var isRunning: Bool {
+        process.isRunning
+    }
+
+    /// Ends the process with `SIGKILL`, as the system ends a process, and waits for it.
+    func killAbruptly() {
+        _ = kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     /// How many times the process's threads have been switched out so far, willingly or not: each
     /// time it slept and woke, or was preempted.
     var contextSwitches: Int {
