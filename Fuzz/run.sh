@@ -16,7 +16,7 @@ module CPreferencesAtomics {
     export *
 }
 MAP
-# The C target's functions (the mapping guard, the waits on shared words, the shared mutex, the
+# The C target's functions (the waits on shared words, the shared mutex, the checksum, the
 # allocation ahead), every file of it, compiled to link in.
 objects=()
 for source in Sources/CPreferencesAtomics/*.c; do

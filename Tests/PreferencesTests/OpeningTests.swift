@@ -27,8 +27,10 @@ struct OpeningTests {
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
-    /// Opening and reading leave the snapshot and the log as they were: contents, size and
-    /// modification time. Backups, sync tools and file watchers see no change when nothing was written.
+    /// Opening and reading leave the snapshot and the log as they were.
+    ///
+    /// Contents, size and modification time: backups, sync tools and file watchers see no change
+    /// when nothing was written.
     @Test func openingAndReadingChangeNoFile() throws {
         let directory = try TemporaryDirectory()
         let keys = (0..<40).map { PreferenceKey<Int>("key\($0)", default: -1) }

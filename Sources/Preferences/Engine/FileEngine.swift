@@ -312,7 +312,6 @@ final class FileEngine: PreferencesBackend {
             if let mapping = state.mapping {
                 mapping.clear(at: state.logValidEnd, count: mapping.capacity - state.logValidEnd)
             } else {
-                state.mapping = nil
                 try? fileSystem.truncate(openLog(state), to: state.logValidEnd)
             }
             throw error

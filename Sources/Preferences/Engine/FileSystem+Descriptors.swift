@@ -100,7 +100,8 @@ extension FileSystem {
         while written < bytes.count {
             let count = try check(.write, path) {
                 Int32(
-                    clamping: pwrite(descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
+                    clamping: pwrite(
+                        descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
                 )
             }
             written += Int(count)

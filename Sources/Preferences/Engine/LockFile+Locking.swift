@@ -17,8 +17,8 @@ import CPreferencesAtomics
 //   writers and shared for readers: two system calls per lock, and a lock the kernel drops when its
 //   holder dies.
 //
-// Either way the lock is held only for a commit, a compaction or a catch-up: never across a call
-// into user code or a suspension point.
+// Either way the lock is held for a commit, a compaction or a catch-up, and from the first read of an
+// `update` or a transaction to its commit: never across a suspension point.
 extension LockFile {
     /// Takes the lock, exclusive for writers and shared for readers (the mutex is always
     /// exclusive), on the file the path names now.
@@ -81,8 +81,16 @@ extension LockFile {
         if usesMutex {
             releaseMutex()
         } else {
-            flock(descriptor, LOCK_UN)
+            unlockFile()
         }
+    }
+
+    /// Lets go of `flock`.
+    ///
+    /// Like the mutex's unlock, a failure here is a broken invariant.
+    func unlockFile() {
+        let result = flock(descriptor, LOCK_UN)
+        precondition(result == 0, "unlocking the lock of '\(path)' failed with errno \(errno)")
     }
 
     /// Whether a holder of the mutex died holding it since the last call; clears the mark.
@@ -116,7 +124,7 @@ extension LockFile {
     /// set up then, and its commits kept. A mutex already set up is never set up again.
     func setUpUnderFileLock() throws(PreferencesError) {
         try lockFile(exclusive: true)
-        defer { flock(descriptor, LOCK_UN) }
+        defer { unlockFile() }
         if !mutexIsSetUp {
             let result = preferences_mutex_init(word(.mutex))
             guard result == 0 else {
@@ -133,8 +141,11 @@ extension LockFile {
     /// Takes `flock` on the file the path names now; with the exclusive lock, the page is set up
     /// afterwards (the mutex's page is set up by ``setUpUnderFileLock()``).
     ///
-    /// - Parameter waits: Whether to wait for a holder; if not, and the file is held, returns `false`.
+    /// - Parameters:
+    ///   - exclusive: Whether to lock for writing.
+    ///   - waits: Whether to wait for a holder; if not, and the file is held, returns `false`.
     /// - Returns: Whether the lock is held now.
+    /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
     @discardableResult
     func lockFile(exclusive: Bool, waits: Bool = true) throws(PreferencesError) -> Bool {
         let operation = (exclusive ? LOCK_EX : LOCK_SH) | (waits ? 0 : LOCK_NB)
@@ -150,7 +161,7 @@ extension LockFile {
             guard hasName else {
                 // Deleted or replaced: a lock on this file no longer keeps out a writer that opened
                 // the one at the path. Lock that one instead.
-                flock(descriptor, LOCK_UN)
+                unlockFile()
                 try reopen()
                 continue
             }
