@@ -127,9 +127,6 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
-            /// The key's entry hint (see ``StorageKey/entryHint``): only ever read and written
-            /// atomically, through its address.
-            var entryHint: UInt64 = 0
             /// The key's number (see ``KeyNumbers``), or zero.
             let number: UInt32
             let namespace: String
@@ -174,29 +171,6 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// A store finds a numbered key's slot by it, without hashing.
     var number: UInt32 {
         names.withUnsafeMutablePointerToHeader { $0.pointee.number }
-    }
-
-    /// Where the last ``StoredEntries`` to set this key keeps it, as those entries number their keys.
-    ///
-    /// A hint that any entries may read and replace, atomically, and check before they trust it
-    /// (see `StoredEntries.number(of:)`). `StorageKey`'s own identity ignores it.
-    var entryHint: UInt64 {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_load(&$0.pointee.entryHint) }
-    }
-
-    func setEntryHint(_ hint: UInt64) {
-        names.withUnsafeMutablePointerToHeader { preferences_atomic_store(&$0.pointee.entryHint, hint) }
-    }
-
-    /// An equal key whose names lie in an object of its own, so that no hint checked against it
-    /// passes for any other key (see `StoredEntries.set(_:for:)`).
-    func twin() -> StorageKey {
-        inNamespace(namespace)
-    }
-
-    /// Whether the two keys are copies of one: the same object holds their names.
-    func isSameObject(as other: StorageKey) -> Bool {
-        names === other.names
     }
 
     /// Whether the key's bytes as a record holds them were made ahead.
@@ -244,15 +218,6 @@ struct StorageKey: Hashable, Sendable, Comparable {
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(nameHash)
-    }
-
-    /// The hash a dictionary uses: `nameHash` is already the output of the process's seeded
-    /// SipHash, so mixing in the dictionary's seed is enough, and spares every lookup a full
-    /// hasher run.
-    func _rawHashValue(seed: Int) -> Int {
-        var mixed = UInt64(truncatingIfNeeded: nameHash ^ seed)
-        mixed = (mixed ^ (mixed >> 32)) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: mixed ^ (mixed >> 29))
     }
 
     /// By namespace, then name, each compared byte by byte in UTF-8: the order a snapshot is written in.

@@ -5,10 +5,9 @@
 /// compaction, or a listing of every key decodes them all.
 ///
 /// The entries set since the snapshot are numbered by key, in the order their keys first came, and
-/// a key keeps its number for as long as these entries live, compactions included: a write finds
-/// its entry through the hint its key carries (``StorageKey/entryHint``) without hashing, where a
-/// dictionary's update cost the engine 205 instructions a write and, with 10,000 keys, about two
-/// cache misses.
+/// a key keeps its number for as long as these entries live, compactions included: values live in
+/// an array by number, so that a compaction walks them in the order it last sorted them without
+/// hashing every key again (see ``forEachInKeyOrder(_:)``).
 struct StoredEntries: Sendable {
     private var snapshot: SnapshotIndex?
     /// The key of each number.
@@ -16,7 +15,7 @@ struct StoredEntries: Sendable {
     /// The value set since the snapshot (every entry's, when there is none) by number; `nil` where
     /// the key has none set since, or its entry was removed.
     private var values: [StoredValue?] = []
-    /// The number of each key in `keys`, for keys whose hint names another's.
+    /// The number of each key in `keys`.
     private var numbers: [StorageKey: Int] = [:]
     /// The snapshot's entries removed since.
     private var removed: Set<StorageKey> = []
@@ -57,16 +56,13 @@ struct StoredEntries: Sendable {
     mutating func set(_ value: borrowing StoredValue?, for key: StorageKey) {
         switch value {
         case .some(let value):
-            values[numberGivingHint(for: key)] = value
+            values[numberGivingOne(to: key)] = value
             if !removed.isEmpty {
                 removed.remove(key)
             }
         case .none:
             if let number = number(of: key), values[number] != nil {
                 values[number] = nil
-                // No key object's hint passes against a twin: the key's next value takes the look-up,
-                // which sees that it comes back (checking on every write cost it 60 instructions).
-                keys[number] = keys[number].twin()
                 keyOrderIsCurrent = false
             }
             if snapshot != nil {
@@ -75,28 +71,10 @@ struct StoredEntries: Sendable {
         }
     }
 
-    /// The number the key's hint names, if it names this very key object.
-    ///
-    /// A hint names a number of whichever entries last set the key; in others that number is
-    /// another key's, or none, and the check of the key object refuses it.
-    @inline(__always)
-    private func hintedNumber(of key: StorageKey) -> Int? {
-        // Hints count from 1, so that zero, a key's first, names no number.
-        let number = Int(truncatingIfNeeded: key.entryHint) &- 1
-        guard number >= 0, number < keys.count, keys[number].isSameObject(as: key) else { return nil }
-        return number
-    }
-
-    /// The key's number, if it has one: through its hint, else looked up.
+    /// The key's number, if it has one.
     @inline(__always)
     private func number(of key: StorageKey) -> Int? {
-        hintedNumber(of: key) ?? numbers[key]
-    }
-
-    /// The key's number, given it if it has none, with the key's hint pointing at it.
-    @inline(__always)
-    private mutating func numberGivingHint(for key: StorageKey) -> Int {
-        hintedNumber(of: key) ?? lookUpGivingHint(key)
+        numbers[key]
     }
 
     /// Gives a key with no number the next one, holding `value`.
@@ -109,27 +87,18 @@ struct StoredEntries: Sendable {
         return number
     }
 
-    /// What `numberGivingHint(for:)` does when the hint fails: apart from the write path.
-    @inline(never)
-    private mutating func lookUpGivingHint(_ key: StorageKey) -> Int {
-        let number: Int
-        if let known = numbers[key] {
-            number = known
-            // The key object the hint is checked against is the latest one: a twin of the key,
-            // or the copy a catch-up decoded, then costs one look-up, not every one after.
-            if !keys[number].isSameObject(as: key) {
-                keys[number] = key
-            }
+    /// The key's number, given it if it has none.
+    @inline(__always)
+    private mutating func numberGivingOne(to key: StorageKey) -> Int {
+        if let number = numbers[key] {
             if values[number] == nil {
                 // Back after a removal.
                 keyOrderIsCurrent = false
             }
-        } else {
-            number = numberNewKey(key, holding: nil)
-            keyOrderIsCurrent = false
+            return number
         }
-        key.setEntryHint(UInt64(number + 1))
-        return number
+        keyOrderIsCurrent = false
+        return numberNewKey(key, holding: nil)
     }
 
     /// The keys and values set since the snapshot.
@@ -202,7 +171,7 @@ struct StoredEntries: Sendable {
     /// Numbers the keys that hold values anew, and forgets the rest, when the removed are most.
     ///
     /// A store that keeps making and removing keys of new names would otherwise hold every name it
-    /// ever removed. Each key then finds its number by a look-up, once, and hints anew.
+    /// ever removed.
     private mutating func dropRemovedKeysIfMostAre() {
         var live = 0
         for number in values.indices where values[number] != nil {
@@ -223,8 +192,8 @@ struct StoredEntries: Sendable {
 
     /// Takes the snapshot's entries in, decoded, so that these entries need it no more.
     ///
-    /// Each key keeps its number, and so the hint it carries: a compaction calls this, and the
-    /// first write of each key after one then finds its place as the writes before it did.
+    /// Each key keeps its number: a compaction calls this, and the order it sorted stays good for
+    /// the next one.
     mutating func takeInSnapshot() {
         guard let snapshot else { return }
         var decoded = snapshot.decodeAll()
