@@ -121,39 +121,6 @@ struct KeyTests {
         #expect(message.contains("must not contain ':'"))
     }
 
-    /// Keys of one namespace and name share a number, whatever their type, and so do a key's copy
-    /// with a summary and its storage key; keys of another name or namespace have others, and a
-    /// key resolved in another app namespace has that namespace's.
-    @Test func keysOfOneNameShareANumberAndNoOtherKeyHasIt() {
-        let name = "numbered-\(UUID().uuidString)"
-        let key = PreferenceKey<Int>(name, default: 0)
-        let twin = PreferenceKey<String>(name, default: "")
-        let others = [
-            PreferenceKey<Int>(name + "-other", default: 0),
-            PreferenceKey<Int>(name, default: 0, in: .custom("com.vendor.sdk")),
-            PreferenceKey<Int>(name, default: 0, in: .global),
-        ]
-        #expect(key.defaultKeyNumber != 0)
-        #expect(key.defaultStorageKey.number == key.defaultKeyNumber)
-        #expect(twin.defaultKeyNumber == key.defaultKeyNumber)
-        #expect(key.described("A number.").defaultKeyNumber == key.defaultKeyNumber)
-        #expect(Set(others.map(\.defaultKeyNumber) + [key.defaultKeyNumber]).count == 4)
-        let resolved = key.storageKey(inAppNamespace: "com.example.other")
-        #expect(resolved.number != 0 && resolved.number != key.defaultKeyNumber)
-        #expect(resolved.number == KeyNumbers.number(namespace: "com.example.other", name: name))
-    }
-
-    /// Past the limit a new name gets no number, and a store finds its key by hashing; a name
-    /// numbered before keeps its number.
-    @Test func pastTheLimitANewNameGetsNoNumber() throws {
-        let early = PreferenceKey<Int>("numbered-early-\(UUID().uuidString)", default: 0)
-        let late = "numbered-late-\(UUID().uuidString)"
-        #expect(KeyNumbers.number(namespace: "app", name: late, limit: 0) == 0)
-        #expect(
-            KeyNumbers.number(namespace: early.defaultStorageKey.namespace, name: early.name, limit: 0)
-                == early.defaultKeyNumber)
-    }
-
     @Test func declaringAKeyInAReservedNamespaceStopsWithAMessageNamingBoth() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = PreferenceKey<Int>("count", default: 0, in: .custom("_ledger"))

@@ -350,24 +350,6 @@ struct ObservationTests {
             #expect(second.withLock { $0 } == 1)
         }
 
-        /// Marks come in blocks (``TrackingMarks``): keys whose slots were made past the first block,
-        /// and at its edges, are announced as the first key is.
-        @Test func keysWhoseMarksAreInLaterBlocksAreAnnouncedToo() throws {
-            let store = PreferencesStore.inMemory()
-            let keys = (0..<(TrackingMarks.Block.capacity + 88)).map {
-                PreferenceKey<Int>("marked\($0)", default: 0)
-            }
-            for key in keys {
-                _ = store[key]
-            }
-            let tracked = [0, TrackingMarks.Block.capacity - 1, TrackingMarks.Block.capacity, keys.count - 1]
-            let counts = tracked.map { index in trackingCount { _ = store[keys[index]] } }
-            for (value, key) in keys.enumerated() {
-                try store.setValue(value + 1, for: key)
-            }
-            #expect(counts.map { $0.withLock { $0 } } == [1, 1, 1, 1])
-        }
-
         /// A scope that starts tracking a key while another thread writes it either read the last
         /// value written or fires: the write that follows its read sees that the key is tracked.
         @Test func aScopeTrackingAKeyWhileAnotherThreadWritesItNeverMissesTheLastWrite() async throws {

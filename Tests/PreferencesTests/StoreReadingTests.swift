@@ -25,25 +25,14 @@ private struct CountedSetting: Codable, Sendable, Equatable {
 }
 
 struct StoreReadingTests {
-    /// A slot found by a key's number is the one the store's dictionary holds for the key, found
-    /// first or second; a number far past the store's slots, or none, finds it in the dictionary.
-    @Test func aSlotFoundByNumberIsTheOneTheDictionaryHolds() {
+    /// A key's slot is made once and found again, by an equal key made apart too.
+    @Test func aKeysSlotIsMadeOnceAndFoundByEqualKeys() {
         var state = StoreState(loaded: StoredEntries(), seenCommitCount: 0)
-        let first = StorageKey(namespace: "app", name: "first")
-        let slot = state.slot(for: first)
-        for number: UInt32 in [0, 7, 7, 0] {
-            #expect(state.unretainedSlot(for: first, number: number).takeUnretainedValue() === slot)
-        }
-        let second = StorageKey(namespace: "app", name: "second")
-        let secondSlot = state.unretainedSlot(for: second, number: 3).takeUnretainedValue()
-        #expect(secondSlot !== slot)
-        #expect(state.slot(for: second) === secondSlot)
-        #expect(state.unretainedSlot(for: second, number: 3).takeUnretainedValue() === secondSlot)
-        let far = StorageKey(namespace: "app", name: "far")
-        let farSlot = state.unretainedSlot(for: far, number: KeyNumbers.limit - 1).takeUnretainedValue()
-        #expect(state.slot(for: far) === farSlot)
-        #expect(state.unretainedSlot(for: far, number: KeyNumbers.limit - 1).takeUnretainedValue() === farSlot)
-        #expect(state.unretainedSlot(for: first, number: 7).takeUnretainedValue() === slot)
+        let slot = state.slot(for: StorageKey(namespace: "app", name: "first"))
+        #expect(state.slot(for: StorageKey(namespace: "app", name: "first")) === slot)
+        #expect(state.existingSlot(for: StorageKey(namespace: "app", name: "first")) === slot)
+        #expect(state.slot(for: StorageKey(namespace: "other", name: "first")) !== slot)
+        #expect(state.existingSlot(for: StorageKey(namespace: "app", name: "second")) == nil)
     }
 
     @Test func aDefaultIsReadWhenNothingIsStoredAndAbsenceIsVisible() throws {

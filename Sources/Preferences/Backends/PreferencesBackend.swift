@@ -127,15 +127,13 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
-            /// The key's number (see ``KeyNumbers``), or zero.
-            let number: UInt32
             let namespace: String
             let name: String
             /// How many bytes follow; `nil` when they were not made ahead.
             let encodedCount: Int?
         }
 
-        static func make(namespace: String, name: String, number: UInt32, encodesAhead: Bool) -> Names {
+        static func make(namespace: String, name: String, encodesAhead: Bool) -> Names {
             var encoded: [UInt8] = []
             if encodesAhead {
                 var writer = ByteWriter(capacity: namespace.utf8.count + name.utf8.count + 4)
@@ -145,7 +143,7 @@ struct StorageKey: Hashable, Sendable, Comparable {
             }
             let buffer = Names.create(minimumCapacity: encoded.count) { _ in
                 Header(
-                    number: number, namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil)
+                    namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil)
             }
             // `create` called on this subclass makes an instance of it.
             let names = unsafeDowncast(buffer, to: Names.self)
@@ -161,17 +159,13 @@ struct StorageKey: Hashable, Sendable, Comparable {
     /// The name's hash in this process, computed once: a lookup then hashes one integer, not two strings.
     private let nameHash: Int
 
+    /// The key's hash, computed once when the key was made: what ``KeyTable`` finds it by.
+    var precomputedHash: Int { nameHash }
+
     // The header through its pointer: `header`, a `var` of `ManagedBuffer`'s, has every access
     // checked for exclusivity at run time (measured: 31 instructions a write).
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
-
-    /// The key's number among every key name of the process (see ``KeyNumbers``), or zero.
-    ///
-    /// A store finds a numbered key's slot by it, without hashing.
-    var number: UInt32 {
-        names.withUnsafeMutablePointerToHeader { $0.pointee.number }
-    }
 
     /// Whether the key's bytes as a record holds them were made ahead.
     var isEncodedAhead: Bool { names.withUnsafeMutablePointerToHeader { $0.pointee.encodedCount != nil } }
@@ -195,20 +189,14 @@ struct StorageKey: Hashable, Sendable, Comparable {
     ///     often: a declared key's, which a write then copies whole, where encoding its two strings
     ///     cost it about 250 instructions. Not for keys read from a file: each would cost opening
     ///     it an allocation.
-    ///   - isNumbered: Whether to give the key its number (see ``KeyNumbers``), under a lock: for
-    ///     a declared key, read and written often.
-    init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false, isNumbered: Bool = false) {
-        let number = isNumbered ? KeyNumbers.number(namespace: namespace, name: name) : 0
-        names = Names.make(namespace: namespace, name: name, number: number, encodesAhead: encodesAhead)
+    init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false) {
+        names = Names.make(namespace: namespace, name: name, encodesAhead: encodesAhead)
         self.nameHash = nameHash ?? name.hashValue
     }
 
-    /// The same name in another namespace, its hash kept, and its bytes made ahead and its number
-    /// given if this key's are.
+    /// The same name in another namespace, its hash kept, and its bytes made ahead if this key's are.
     func inNamespace(_ namespace: String) -> StorageKey {
-        StorageKey(
-            namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead,
-            isNumbered: number != 0)
+        StorageKey(namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead)
     }
 
     static func == (lhs: StorageKey, rhs: StorageKey) -> Bool {

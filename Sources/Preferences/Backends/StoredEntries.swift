@@ -16,7 +16,7 @@ struct StoredEntries: Sendable {
     /// the key has none set since, or its entry was removed.
     private var values: [StoredValue?] = []
     /// The number of each key in `keys`.
-    private var numbers: [StorageKey: Int] = [:]
+    private var numbers = KeyTable<Int>()
     /// The snapshot's entries removed since.
     private var removed: Set<StorageKey> = []
     /// The numbers of the entries in increasing order of key, as of the last snapshot made of them.
@@ -28,7 +28,7 @@ struct StoredEntries: Sendable {
         snapshot = nil
         keys.reserveCapacity(entries.count)
         values.reserveCapacity(entries.count)
-        numbers.reserveCapacity(entries.count)
+        numbers = KeyTable(minimumCapacity: entries.count)
         for (key, value) in entries {
             numberNewKey(key, holding: value)
         }
@@ -181,10 +181,9 @@ struct StoredEntries: Sendable {
         let (oldKeys, oldValues) = (keys, values)
         keys = []
         values = []
-        numbers = [:]
+        numbers = KeyTable(minimumCapacity: live)
         keys.reserveCapacity(live)
         values.reserveCapacity(live)
-        numbers.reserveCapacity(live)
         for (key, value) in zip(oldKeys, oldValues) where value != nil {
             numberNewKey(key, holding: value)
         }

@@ -208,7 +208,7 @@ final class FileEngine: PreferencesBackend {
         try state.withLock { (state: inout State) throws(PreferencesError) in
             try appendAndReport(
                 record, flushesToDisk: flushesToDisk, catchingUpFirst: false,
-                through: lockFile.map(Unmanaged.passUnretained), &state, apply)
+                through: lockFile, &state, apply)
         }
     }
 
@@ -229,21 +229,18 @@ final class FileEngine: PreferencesBackend {
         flushesToDisk: Bool,
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
-        // Unretained down to the append: the engine holds its lock file for its life.
-        guard let unretained = lockFile.map(Unmanaged.passUnretained) else {
+        guard let lockFile else {
             // Read-only: the append refuses the change, saying why.
             return try commit(Record(changes: [change]), flushesToDisk: flushesToDisk, apply)
         }
-        try unretained.withBorrowedReference { (lockFile) throws(PreferencesError) in
-            try lockFile.lock(exclusive: true, confirmingName: false)
-            defer { lockFile.unlock() }
-            try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
-                // The common case: nobody committed since this engine last did, and nothing waits to
-                // be repaired. Nothing to catch up with, then (the append checks the log's end itself).
-                let isBehind = lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty
-                try appendAndReport(
-                    change, flushesToDisk: flushesToDisk, catchingUpFirst: isBehind, through: unretained, &state, apply)
-            }
+        try lockFile.lock(exclusive: true, confirmingName: false)
+        defer { lockFile.unlock() }
+        try whenConfirmed(lockFile) { (state: inout State) throws(PreferencesError) in
+            // The common case: nobody committed since this engine last did, and nothing waits to be
+            // repaired. Nothing to catch up with, then (the append checks the log's end itself).
+            let isBehind = lockFile.commitCount != state.seenCount || !state.pendingRepair.isEmpty
+            try appendAndReport(
+                change, flushesToDisk: flushesToDisk, catchingUpFirst: isBehind, through: lockFile, &state, apply)
         }
     }
 
@@ -254,7 +251,7 @@ final class FileEngine: PreferencesBackend {
         _ content: some LogContent,
         flushesToDisk: Bool,
         catchingUpFirst: Bool,
-        through lockFile: Unmanaged<LockFile>?,
+        through lockFile: LockFile?,
         _ state: inout State,
         _ apply: (_ update: BackendUpdate, _ isCommitted: Bool) -> Void
     ) throws(PreferencesError) {
@@ -274,12 +271,12 @@ final class FileEngine: PreferencesBackend {
     /// Into `update` go the records found in the log past its known end, which come before this
     /// commit (see ``adoptUnseenRecords(_:in:size:into:)``), problems to report, and, once
     /// committed, the commit count. The records are there even when the append then fails: this
-    /// engine has them, and the store must too. `lockFile` is the engine's own, unretained; `nil`
-    /// when the store is read-only, which refuses the append.
+    /// engine has them, and the store must too. `lockFile` is the engine's own; `nil` when the
+    /// store is read-only, which refuses the append.
     private func append(
         _ content: some LogContent,
         flushesToDisk: Bool,
-        through lockFile: Unmanaged<LockFile>?,
+        through lockFile: LockFile?,
         _ state: inout State,
         into update: inout BackendUpdate
     ) throws(PreferencesError) {
@@ -324,7 +321,7 @@ final class FileEngine: PreferencesBackend {
             sequence: state.lastSequence,
             committedEnd: state.logValidEnd
         )
-        state.seenCount = lockFile.withBorrowedReference { $0.publish(acknowledged) }
+        state.seenCount = lockFile.publish(acknowledged)
         update.commitCount = state.seenCount
         if shouldCompact(&state) {
             update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
@@ -421,32 +418,23 @@ final class FileEngine: PreferencesBackend {
     /// when it is small (``LogMapping/appendInPlace(_:numbered:at:)``), else encoded apart and
     /// copied in (``LogMapping/append(_:at:)``).
     ///
-    /// The mapping is read from `state` where it lies: passed in, it was retained and released.
-    ///
     /// - Returns: The frame's size.
     private func appendThroughMapping(
         _ content: some LogContent,
         numbered sequence: UInt64,
         _ state: inout State
     ) throws(PreferencesError) -> Int {
-        // Unretained: `state`, which this engine alone changes, holds it throughout.
-        guard let unretained = state.mapping.map(Unmanaged.passUnretained) else {
-            preconditionFailure("appending through no mapping")
-        }
+        guard let mapping = state.mapping else { preconditionFailure("appending through no mapping") }
         let offset = state.logValidEnd
-        let inPlace = try unretained.withBorrowedReference { (mapping) throws(PreferencesError) -> Int? in
-            try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
-            var size: Int?
-            try fileSystem.check(.write, logPath) {
-                size = mapping.appendInPlace(content, numbered: sequence, at: offset)
-                return 0
-            }
-            return size
+        try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
+        var inPlace: Int?
+        try fileSystem.check(.write, logPath) {
+            inPlace = mapping.appendInPlace(content, numbered: sequence, at: offset)
+            return 0
         }
         if let inPlace {
             return inPlace
         }
-        let mapping = unretained.takeUnretainedValue()
         return try RecordFrame.withFrame(of: content, numbered: sequence) { (frame) throws(PreferencesError) -> Int in
             try mapping.reserve(offset + frame.count)
             if !mapping.isZero(at: offset, count: frame.count) {

@@ -49,10 +49,6 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     /// A `Bool`, so that the read path tests it without touching the optional closure.
     let hasComputedDefault: Bool
 
-    /// `defaultStorageKey`'s number (see ``KeyNumbers``), here too so that a read finds its slot
-    /// by it without reaching the storage key's names, one more cache line away.
-    let defaultKeyNumber: UInt32
-
     /// The value a store returns when nothing is stored for the key, or what is stored cannot be read.
     ///
     /// For a key declared with a computed default, the value it computed when the key was created;
@@ -94,8 +90,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         hasComputedDefault = computeDefault != nil
         defaultStorageKey = StorageKey(
             namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name,
-            encodesAhead: true, isNumbered: true)
-        defaultKeyNumber = defaultStorageKey.number
+            encodesAhead: true)
         if case .app = namespace.kind {
             isInAppNamespace = true
         } else {

@@ -30,71 +30,46 @@
             observationRegistrar.didSet(self, keyPath: path)
         }
 
-        /// Tells the Observation framework that a key changed, after the commit, through the path
-        /// its slot holds for the store's life.
-        func announce(_ path: Unmanaged<KeyPath<PreferencesStore, Int>>) {
-            path.withBorrowedReference { announce($0) }
-        }
-
         /// Tells the Observation framework that a key was read.
-        func trackAccess(_ path: Unmanaged<KeyPath<PreferencesStore, Int>>) {
-            path.withBorrowedReference { observationRegistrar.access(self, keyPath: $0) }
+        func trackAccess(_ path: KeyPath<PreferencesStore, Int>) {
+            observationRegistrar.access(self, keyPath: path)
         }
     }
 #endif
 
-/// The argument of a key's observation key path: the key, and a mark of whether the Observation
-/// framework ever tracked the path.
-///
-/// Tracking a key path, in `withObservationTracking` or a SwiftUI view, puts it in a set of the
-/// paths read, which hashes it; so does registering an observer for it. Nothing public says
-/// whether a view still waits on a key, so that hash is the sign: a key nobody ever tracked has
-/// no observer to tell of a change, and its writes skip the framework's `willSet` and `didSet`,
-/// about 390 instructions. The mark is set while tracking reads the key, under the store's state
-/// lock and before the value is read, so a write that commits after that read sees the mark
-/// (see `Slot.announcedPath`). It is never cleared.
+/// The argument of a key's observation key path, so that each key has a path of its own.
 struct ObservedKey: Hashable, Sendable {
     let key: StorageKey
-    let tracked: TrackingMark
-
-    static func == (lhs: ObservedKey, rhs: ObservedKey) -> Bool {
-        lhs.tracked.set()
-        rhs.tracked.set()
-        return lhs.key == rhs.key
-    }
-
-    func hash(into hasher: inout Hasher) {
-        tracked.set()
-        hasher.combine(key)
-    }
 }
 
 extension Slot {
-    /// The key path the Observation framework knows this key by, made on first use and kept.
-    ///
-    /// Unretained: the slot holds the path for as long as the slot lives, and a slot lives as long
-    /// as its store. Passed to `access` retained, as a strong reference read out of a `var` must
-    /// be, it cost a read of an Int 51 of its 579 instructions.
+    /// The key path the Observation framework knows this key by, made on the key's first read
+    /// through the subscript and kept.
     @inline(__always)
-    func observationKeyPath(for key: StorageKey) -> Unmanaged<KeyPath<PreferencesStore, Int>> {
+    func observationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
         if let observationPath {
-            return Unmanaged.passUnretained(observationPath)
+            return observationPath
         }
         return makeObservationKeyPath(for: key)
     }
 
-    /// Makes the key's path, on its first read through the subscript: apart from the read path,
-    /// which it cost 20 instructions when the compiler no longer inlined the whole.
+    /// Makes the key's path, on its first read through the subscript: apart from the read path.
     @inline(never)
-    private func makeObservationKeyPath(for key: StorageKey) -> Unmanaged<KeyPath<PreferencesStore, Int>> {
-        let path = \PreferencesStore.[observing: ObservedKey(key: key, tracked: trackingMark)]
+    private func makeObservationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
+        let path = \PreferencesStore.[observing: ObservedKey(key: key)]
         observationPath = path
-        return Unmanaged.passUnretained(path)
+        return path
     }
 
-    /// The key path to announce a change of this key through: `nil` unless the Observation
-    /// framework tracked it at some point (see ``ObservedKey``).
+    /// The key path to announce a change of this key through: `nil` unless the key was read
+    /// through the subscript at some point.
+    ///
+    /// The Observation framework tracks only key paths a read passed to its registrar's `access`,
+    /// which only the subscript does, with this path: a key never read that way has no observer to
+    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The path is
+    /// made under the store's state lock before the read's value is, so a write that commits after
+    /// that read finds it.
     var announcedPath: KeyPath<PreferencesStore, Int>? {
-        trackingMark.isSet ? observationPath : nil
+        observationPath
     }
 }

@@ -154,7 +154,7 @@ extension PreferencesStore {
                     // The changes that change something, built in one pass: the record's own array,
                     // and their slots, which applying the changes then need not look up again.
                     let (effective, slots) = try state.withLock {
-                        (state: inout StoreState) throws(PreferencesError) -> ([EntryChange], [Unmanaged<Slot>]) in
+                        (state: inout StoreState) throws(PreferencesError) -> ([EntryChange], [Slot]) in
                         let forced = state.forcedChange(among: changes)
                         var (effective, slots) = state.takeChangeBuffers()
                         effective.reserveCapacity(changes.count)
@@ -163,16 +163,13 @@ extension PreferencesStore {
                         // copied every change whole, through its value witness (measured: 100
                         // instructions a write).
                         for index in changes.indices {
-                            let unretained = state.unretainedSlot(
-                                for: changes[index].key, number: changes[index].key.number)
-                            unretained.withBorrowedReference { slot in
-                                if let type = changes[index].valueType, let first = slot.register(type) {
-                                    conflicts.append((changes[index].key, first, type))
-                                }
-                                if !slot.stores(changes[index].value) {
-                                    effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
-                                    slots.append(unretained)
-                                }
+                            let slot = state.slot(for: changes[index].key)
+                            if let type = changes[index].valueType, let first = slot.register(type) {
+                                conflicts.append((changes[index].key, first, type))
+                            }
+                            if !slot.stores(changes[index].value) {
+                                effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
+                                slots.append(slot)
                             }
                         }
                         if let forced {
@@ -229,9 +226,8 @@ extension PreferencesStore {
     func commit(_ change: EntryChange, valueType: (any Any.Type)?) throws(PreferencesError) {
         var conflict: (any Any.Type)?
         // The key's path, announced by this thread once it lets go of the write lock, for a write
-        // nobody observes: it need not pass the change hub. Unretained, as the slot holds it for
-        // as long as the store lives (see `Slot.observationKeyPath(for:)`).
-        var announcement: Unmanaged<KeyPath<PreferencesStore, Int>>?
+        // nobody observes: it need not pass the change hub.
+        var announcement: KeyPath<PreferencesStore, Int>?
         defer {
             #if canImport(Observation)
                 if let announcement {
@@ -247,24 +243,21 @@ extension PreferencesStore {
                 return try commit([PendingChange(key: change.key, value: change.value, valueType: valueType)])
             }
             let commitCount = backend.commitCount
-            let found = try state.withLock { (state: inout StoreState) throws(PreferencesError) -> Unmanaged<Slot>? in
+            let found = try state.withLock { (state: inout StoreState) throws(PreferencesError) -> Slot? in
                 let forcingOrigin = state.forcingOrigin(of: change.key)
                 let isCurrent = state.seenCommitCount == commitCount
-                let unretained = state.unretainedSlot(for: change.key, number: change.key.number)
-                let changes = unretained.withBorrowedReference { slot in
-                    if let valueType {
-                        conflict = slot.register(valueType)
-                    }
-                    return !isCurrent || !slot.stores(change.value)
+                let slot = state.slot(for: change.key)
+                if let valueType {
+                    conflict = slot.register(valueType)
                 }
                 if let forcingOrigin {
                     throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: forcingOrigin))
                 }
-                return changes ? unretained : nil
+                return !isCurrent || !slot.stores(change.value) ? slot : nil
             }
             guard let found else { return }
             var isChange = true
-            var path: Unmanaged<KeyPath<PreferencesStore, Int>>?
+            var path: KeyPath<PreferencesStore, Int>?
             // Copied here, where it is loaded: copied inside the closure, from the captured change's
             // address, it went through the type's runtime value witnesses, 110 instructions a write.
             let value = change.value
@@ -273,21 +266,19 @@ extension PreferencesStore {
                 takeIn(update)
                 state.withLock { state in
                     state.seenCommitCount = update.commitCount
-                    found.withBorrowedReference { slot in
-                        // What the backend caught up with may have stored this value already:
-                        // written again, it is no change to tell anyone of.
-                        if !update.records.isEmpty && slot.stores(value) {
-                            isChange = false
-                            return
-                        }
-                        slot.replace(with: value)
-                        path = slot.announcedPath.map(Unmanaged.passUnretained)
+                    // What the backend caught up with may have stored this value already: written
+                    // again, it is no change to tell anyone of.
+                    if !update.records.isEmpty && found.stores(value) {
+                        isChange = false
+                        return
                     }
+                    found.replace(with: value)
+                    path = found.announcedPath
                 }
             }
             guard isChange else { return }
             if changeHub.hasObservers {
-                changeHub.enqueue(change, origin: .thisStore, observationPath: path?.takeUnretainedValue())
+                changeHub.enqueue(change, origin: .thisStore, observationPath: path)
             } else {
                 announcement = path
             }

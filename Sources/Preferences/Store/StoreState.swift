@@ -8,19 +8,8 @@ struct StoreState {
     private var loaded: StoredEntries
     /// Every slot made, by key; ``slot(for:)`` makes one.
     ///
-    /// Unretained, so that a read or a write borrows its slot: a strong reference out of the
-    /// dictionary cost each a retain and a release, 46 of the 528 instructions of a read of an Int.
-    /// `ownedSlots` keeps each slot alive, and no slot is ever removed, so each lives as long as
-    /// the state.
-    private var slots: [StorageKey: Unmanaged<Slot>] = [:]
-    private var ownedSlots: [Slot] = []
-    /// Where each slot's tracking mark comes from.
-    private var trackingMarks = TrackingMarks()
-    /// The slots of numbered keys (see ``KeyNumbers``), by number, once found.
-    ///
-    /// A read or a write of a declared key finds its slot here without hashing the key. `nil`
-    /// where no slot was found by that number yet; the dictionary stays the slots' only source.
-    private var slotsByNumber: [Unmanaged<Slot>?] = []
+    /// No slot is removed while the store lives.
+    private var slots = KeyTable<Slot>()
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
@@ -35,7 +24,7 @@ struct StoreState {
     /// allocates no array for its record (measured: 500 instructions, with freeing it).
     private var spareChanges: [EntryChange] = []
     /// The slots of the last commit's changes, kept for the next commit likewise.
-    private var spareSlots: [Unmanaged<Slot>] = []
+    private var spareSlots: [Slot] = []
 
     init(loaded: StoredEntries, seenCommitCount: UInt64) {
         self.loaded = loaded
@@ -47,33 +36,27 @@ struct StoreState {
     /// - Parameters:
     ///   - changes: The changes, in commit order.
     ///   - found: The slots of the changes' keys, in the same order, when the caller has them
-    ///     already: a commit found each when it compared the values, and no slot is ever removed.
-    ///     Empty to look them up.
+    ///     already: a commit found each when it compared the values. Empty to look them up.
     /// - Returns: The Observation framework's key paths of the changed keys that have one.
     @discardableResult
-    mutating func apply(_ changes: [EntryChange], slots found: [Unmanaged<Slot>] = []) -> ObservationPaths {
+    mutating func apply(_ changes: [EntryChange], slots found: [Slot] = []) -> ObservationPaths {
         var paths = ObservationPaths()
         for index in changes.indices {
-            // A key with no slot yet needs no value decoded: the change replaces it. Not through
-            // `withSlot(for:_:)`: its closure, capturing `paths`, cost a write 245 instructions.
+            // A key with no slot yet needs no value decoded: the change replaces it.
             let slot =
                 index < found.count
-                ? found[index]
-                : slots[changes[index].key]
-                    ?? Unmanaged.passUnretained(makeSlot(for: changes[index].key, stored: nil))
-            slot.withBorrowedReference { slot in
-                slot.replace(with: changes[index].value)
-                if let path = slot.announcedPath {
-                    paths.append(path)
-                }
+                ? found[index] : slots[changes[index].key] ?? makeSlot(for: changes[index].key, stored: nil)
+            slot.replace(with: changes[index].value)
+            if let path = slot.announcedPath {
+                paths.append(path)
             }
         }
         return paths
     }
 
     /// Empty arrays for a commit's changes and their slots, with the capacity of the last commit's.
-    mutating func takeChangeBuffers() -> ([EntryChange], [Unmanaged<Slot>]) {
-        var buffers: ([EntryChange], [Unmanaged<Slot>]) = ([], [])
+    mutating func takeChangeBuffers() -> ([EntryChange], [Slot]) {
+        var buffers: ([EntryChange], [Slot]) = ([], [])
         swap(&buffers.0, &spareChanges)
         swap(&buffers.1, &spareSlots)
         buffers.0.empty()
@@ -84,65 +67,20 @@ struct StoreState {
     /// Keeps a commit's arrays for the next commit to reuse, once it is applied.
     ///
     /// Its changes are the values now stored, which the slots hold too: keeping them costs no memory.
-    mutating func returnChangeBuffers(_ changes: [EntryChange], _ slots: [Unmanaged<Slot>]) {
+    mutating func returnChangeBuffers(_ changes: [EntryChange], _ slots: [Slot]) {
         spareChanges = changes
         spareSlots = slots
     }
 
     /// The slot of a key, made the first time the key is read or changed.
+    @inline(__always)
     mutating func slot(for key: StorageKey) -> Slot {
-        unretainedSlot(for: key).takeUnretainedValue()
-    }
-
-    /// Runs `body` on the slot of a key whose number is `number` (its own, or zero), made if the
-    /// key has none.
-    ///
-    /// The store holds every slot for its whole life, so the slot outlives `body`.
-    @inline(__always)
-    mutating func withSlot<Result>(for key: StorageKey, number: UInt32, _ body: (Slot) -> Result) -> Result {
-        unretainedSlot(for: key, number: number).withBorrowedReference(body)
-    }
-
-    /// The slot of a key, made if the key has none, unretained: it lives as long as the state.
-    @inline(__always)
-    mutating func unretainedSlot(for key: StorageKey) -> Unmanaged<Slot> {
-        slots[key] ?? Unmanaged.passUnretained(makeSlot(for: key, stored: loaded[key]))
-    }
-
-    /// The slot of a key whose number is `number` (its own, or zero), made if the key has none,
-    /// unretained: through the array by number, else as ``unretainedSlot(for:)`` finds it.
-    ///
-    /// With 10,000 keys the dictionary's look-up this spares cost a write about two cache misses,
-    /// and a read 60 instructions with any number.
-    @inline(__always)
-    mutating func unretainedSlot(for key: StorageKey, number: UInt32) -> Unmanaged<Slot> {
-        let index = Int(number)
-        if index < slotsByNumber.count, let slot = slotsByNumber[index] {
-            return slot
-        }
-        return unretainedSlotNumbering(key, number)
-    }
-
-    /// What `unretainedSlot(for:number:)` does the first time a number is asked for: apart from
-    /// the read and write paths.
-    @inline(never)
-    private mutating func unretainedSlotNumbering(_ key: StorageKey, _ number: UInt32) -> Unmanaged<Slot> {
-        let slot = unretainedSlot(for: key)
-        let index = Int(number)
-        // Past eight times the slots, the array would be mostly holes: the app made keys of many
-        // names this store never uses. Those keys take the dictionary.
-        if index != 0, index < max(1_024, 8 * ownedSlots.count) {
-            if index >= slotsByNumber.count {
-                slotsByNumber.append(contentsOf: repeatElement(nil, count: index + 1 - slotsByNumber.count))
-            }
-            slotsByNumber[index] = slot
-        }
-        return slot
+        slots[key] ?? makeSlot(for: key, stored: loaded[key])
     }
 
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
     func existingSlot(for key: StorageKey) -> Slot? {
-        slots[key]?.takeUnretainedValue()
+        slots[key]
     }
 
     /// Every key's slot, once a slot is made for every entry the backend held at opening: for
@@ -152,17 +90,16 @@ struct StoreState {
             makeSlot(for: key, stored: value)
         }
         loaded = StoredEntries()
-        return slots.mapValues { $0.takeUnretainedValue() }
+        return Dictionary(uniqueKeysWithValues: slots.lazy.map { ($0.key, $0.value) })
     }
 
     @discardableResult
     private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
-        let slot = Slot(stored: stored, trackingMark: trackingMarks.make())
+        let slot = Slot(stored: stored)
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }
-        ownedSlots.append(slot)
-        slots[key] = Unmanaged.passUnretained(slot)
+        slots[key] = slot
         return slot
     }
 }
@@ -208,11 +145,6 @@ final class Slot {
     /// Changes whenever `stored` does, so that a value decoded outside the lock is cached only if
     /// it is still current, and a read failure is reported once per stored value.
     @exclusivity(unchecked) var generation: UInt64 = 0
-    /// Set once the Observation framework tracks `observationPath`, whose argument holds it.
-    ///
-    /// Until then a change of the key has nobody to be announced to. Beside `generation`, which a
-    /// write changes anyway.
-    let trackingMark: TrackingMark
     /// The other value types already reported as conflicting with `valueType`.
     @exclusivity(unchecked) var reportedConflicts: Set<ObjectIdentifier> = []
     /// The generation whose read failure was last reported.
@@ -220,9 +152,8 @@ final class Slot {
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
-    init(stored: StoredValue?, trackingMark: TrackingMark) {
+    init(stored: StoredValue?) {
         self.stored = stored
-        self.trackingMark = trackingMark
     }
 
     /// Records the value type a key is used with; returns the first type if it is another one,
