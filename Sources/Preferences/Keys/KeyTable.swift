@@ -2,21 +2,50 @@
 /// made (``StorageKey/precomputedHash``), so that a lookup hashes nothing.
 ///
 /// A `Dictionary` runs the process's seeded hasher over that hash on every lookup: about 175 of
-/// the 490 instructions of a read of an Int. Open addressing with linear probing; at most three
-/// quarters full. Entries are never removed one by one, as the store's slots and the entries'
-/// numbers never are.
+/// the 490 instructions of a read of an Int. Keys and values sit in arrays in the order they came,
+/// and an open-addressing index (linear probing, at most half full) holds their positions; a value
+/// is lent to ``withValue(for:_:)`` where it lies, with no copy. Entries are never removed one by
+/// one, as the store's slots and the entries' numbers never are.
 struct KeyTable<Value> {
-    private var keys: [StorageKey?]
-    private var values: [Value?]
-    private(set) var count = 0
+    private var keys: [StorageKey] = []
+    private var values: [Value] = []
+    /// Positions in `keys` and `values`, by hash; -1 where there is none.
+    private var index: [Int32]
 
     init(minimumCapacity: Int = 0) {
-        var capacity = 8
-        while capacity * 3 < minimumCapacity * 4 {
+        var capacity = 16
+        while capacity < minimumCapacity * 2 {
             capacity *= 2
         }
-        keys = Array(repeating: nil, count: capacity)
-        values = Array(repeating: nil, count: capacity)
+        index = Array(repeating: -1, count: capacity)
+        keys.reserveCapacity(minimumCapacity)
+        values.reserveCapacity(minimumCapacity)
+    }
+
+    var count: Int { keys.count }
+
+    /// Where `key` is in `keys` and `values`, or `nil`.
+    @inline(__always)
+    private func position(of key: StorageKey) -> Int? {
+        let mask = index.count - 1
+        var probe = key.precomputedHash & mask
+        while true {
+            let position = Int(index[probe])
+            if position < 0 {
+                return nil
+            }
+            if keys[position] == key {
+                return position
+            }
+            probe = (probe + 1) & mask
+        }
+    }
+
+    /// Calls `body` with the value of `key` where it lies, if there is one.
+    @inline(__always)
+    func withValue<Result>(for key: StorageKey, _ body: (Value) -> Result) -> Result? {
+        guard let position = position(of: key) else { return nil }
+        return values.withUnsafeBufferPointer { body($0[position]) }
     }
 
     /// The value of `key`, or `nil` if it has none.
@@ -24,51 +53,46 @@ struct KeyTable<Value> {
     /// Setting `nil` is a programmer's mistake: entries are not removed.
     subscript(key: StorageKey) -> Value? {
         @inline(__always) get {
-            var index = key.precomputedHash & (keys.count - 1)
-            while let candidate = keys[index] {
-                if candidate == key {
-                    return values[index]
-                }
-                index = (index + 1) & (keys.count - 1)
-            }
-            return nil
+            position(of: key).map { values[$0] }
         }
         set {
             guard let newValue else { preconditionFailure("a KeyTable entry cannot be removed") }
-            insert(newValue, for: key)
-        }
-    }
-
-    private mutating func insert(_ value: Value, for key: StorageKey) {
-        var index = key.precomputedHash & (keys.count - 1)
-        while let candidate = keys[index] {
-            if candidate == key {
-                values[index] = value
-                return
+            if let position = position(of: key) {
+                values[position] = newValue
+            } else {
+                append(newValue, for: key)
             }
-            index = (index + 1) & (keys.count - 1)
-        }
-        keys[index] = key
-        values[index] = value
-        count += 1
-        if count * 4 > keys.count * 3 {
-            grow()
         }
     }
 
-    private mutating func grow() {
-        var larger = KeyTable(minimumCapacity: keys.count * 2)
-        for (key, value) in self {
-            larger.insert(value, for: key)
+    private mutating func append(_ value: Value, for key: StorageKey) {
+        keys.append(key)
+        values.append(value)
+        if keys.count * 2 > index.count {
+            index = Array(repeating: -1, count: index.count * 2)
+            for position in keys.indices {
+                place(position)
+            }
+        } else {
+            place(keys.count - 1)
         }
-        self = larger
+    }
+
+    /// Puts the position of `keys[position]` in the index.
+    private mutating func place(_ position: Int) {
+        let mask = index.count - 1
+        var probe = keys[position].precomputedHash & mask
+        while index[probe] >= 0 {
+            probe = (probe + 1) & mask
+        }
+        index[probe] = Int32(position)
     }
 }
 
 extension KeyTable: Sequence {
-    /// The entries, in no particular order.
+    /// The entries, in the order their keys came.
     func makeIterator() -> some IteratorProtocol<(key: StorageKey, value: Value)> {
-        zip(keys, values).lazy.compactMap { key, value in key.map { ($0, value!) } }.makeIterator()
+        zip(keys, values).lazy.map { (key: $0, value: $1) }.makeIterator()
     }
 }
 

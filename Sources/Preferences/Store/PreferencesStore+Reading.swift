@@ -307,20 +307,21 @@ extension PreferencesStore {
         }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            let slot = state.slot(for: key)
-            #if canImport(Observation)
-                // Inside the lock: `access` runs no code of the app's, and takes no lock unless
-                // tracking.
-                if tracksAccess {
-                    isFirstTracked = slot.observationPath == nil
-                    trackAccess(slot.observationKeyPath(for: key))
+            return state.withSlot(for: key) { slot in
+                #if canImport(Observation)
+                    // Inside the lock: `access` runs no code of the app's, and takes no lock unless
+                    // tracking.
+                    if tracksAccess {
+                        isFirstTracked = slot.observationPath == nil
+                        trackAccess(slot.observationKeyPath(for: key))
+                    }
+                #endif
+                var conflictingType: (any Any.Type)?
+                if let type {
+                    conflictingType = slot.register(type)
                 }
-            #endif
-            var conflictingType: (any Any.Type)?
-            if let type {
-                conflictingType = slot.register(type)
+                return (body(slot), conflictingType)
             }
-            return (body(slot), conflictingType)
         }
     }
 

@@ -78,6 +78,16 @@ struct StoreState {
         slots[key] ?? makeSlot(for: key, stored: loaded[key])
     }
 
+    /// Runs `body` on the slot of a key, made if the key has none, lent where the store keeps it:
+    /// a read takes no reference of its own.
+    @inline(__always)
+    mutating func withSlot<Result>(for key: StorageKey, _ body: (Slot) -> Result) -> Result {
+        if let result = slots.withValue(for: key, body) {
+            return result
+        }
+        return body(makeSlot(for: key, stored: loaded[key]))
+    }
+
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
     func existingSlot(for key: StorageKey) -> Slot? {
         slots[key]
