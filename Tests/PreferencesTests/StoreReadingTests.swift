@@ -35,6 +35,36 @@ struct StoreReadingTests {
         #expect(state.existingSlot(for: StorageKey(namespace: "app", name: "second")) == nil)
     }
 
+    /// A slot found by a key object's serial is the one the store's table holds for the key,
+    /// found first or second; a serial far past the store's slots, or none, finds it in the table.
+    @Test func aSlotFoundBySerialIsTheOneTheTableHolds() {
+        var state = StoreState(loaded: StoredEntries(), seenCommitCount: 0)
+        let first = StorageKey(namespace: "app", name: "first")
+        let slot = state.slot(for: first)
+        for serial: UInt32 in [0, 7, 7, 0, 1_000_000, 1_000_000] {
+            #expect(state.withSlot(for: first, serial: serial) { $0 } === slot)
+        }
+        let second = StorageKey(namespace: "app", name: "second")
+        let secondSlot = state.withSlot(for: second, serial: 3) { $0 }
+        #expect(secondSlot !== slot)
+        #expect(state.slot(for: second) === secondSlot)
+        #expect(state.withSlot(for: second, serial: 3) { $0 } === secondSlot)
+        #expect(state.withSlot(for: first, serial: 7) { $0 } === slot)
+    }
+
+    /// Two key objects of one name, with serials of their own, read and write one value.
+    @Test func keyObjectsOfOneNameShareTheirValue() throws {
+        let store = PreferencesStore.inMemory()
+        let one = PreferenceKey<Int>("shared-name", default: 0)
+        let other = PreferenceKey<Int>("shared-name", default: 0)
+        #expect(one.serial != other.serial && one.serial != 0)
+        #expect(store[one] == 0 && store[other] == 0)
+        store[one] = 5
+        #expect(store[other] == 5)
+        store[other] = 6
+        #expect(store[one] == 6)
+    }
+
     @Test func aDefaultIsReadWhenNothingIsStoredAndAbsenceIsVisible() throws {
         let store = PreferencesStore.inMemory()
         #expect(store[.title] == "untitled")

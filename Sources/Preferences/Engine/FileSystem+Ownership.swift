@@ -43,6 +43,17 @@ extension FileSystem {
         }
     }
 
+    /// Whether the folder holding `path` lets every user create files in it and keeps them from
+    /// removing each other's: world-writable and sticky, as `/tmp` is.
+    ///
+    /// There another user can make a file at a path before its owner does, or a link in its place.
+    func isSharedFolder(holding path: String) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        var status = stat()
+        guard stat(folder.isEmpty ? "." : folder, &status) == 0 else { return false }
+        return status.st_mode & S_IWOTH != 0 && status.st_mode & S_ISVTX != 0
+    }
+
     /// The path with every symbolic link in its last component followed, so that the files kept
     /// beside it (the log, the lock) are beside the real file; the path itself if it is no link.
     ///

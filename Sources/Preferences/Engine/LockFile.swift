@@ -123,6 +123,10 @@ final class LockFile: @unchecked Sendable {
     ///
     /// A lock file this creates takes the owner and mode of the first of `templates` that exists,
     /// so that a process run as another user (root, say) does not lock the store's owner out.
+    ///
+    /// In a folder every user can write (``FileSystem/isSharedFolder(holding:)``), another user may
+    /// have made the lock file first, or a link in its place: one that is a link, or owned by
+    /// another user, is refused with the reason, and the store opens read-only.
     static func openFile(
         at path: String,
         fileSystem: FileSystem,
@@ -131,9 +135,22 @@ final class LockFile: @unchecked Sendable {
         let created = try fileSystem.check(.open, path, allowing: EEXIST) {
             open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         }
+        let isShared = created == -1 && fileSystem.isSharedFolder(holding: path)
         let descriptor =
-            created != -1 ? created : try fileSystem.check(.open, path) { open(path, O_RDWR | O_CLOEXEC) }
+            created != -1
+            ? created
+            : try fileSystem.check(.open, path, allowing: isShared ? ELOOP : nil) {
+                open(path, O_RDWR | O_CLOEXEC | (isShared ? O_NOFOLLOW : 0))
+            }
+        guard descriptor != -1 else {
+            throw PreferencesError(
+                .storeUnavailable(
+                    path: path, reason: "its lock file is a symbolic link in a folder other users can write"))
+        }
         do throws(PreferencesError) {
+            if isShared {
+                try refuseIfOwnedByAnotherUser(descriptor, path: path, fileSystem: fileSystem)
+            }
             if created != -1 {
                 // Readable before first unlock, like the store's other files: a lock file locked
                 // then would leave the store read-only.
@@ -148,6 +165,22 @@ final class LockFile: @unchecked Sendable {
             close(descriptor)
             throw error
         }
+    }
+
+    /// Throws if the open lock file belongs to a user other than this process's.
+    private static func refuseIfOwnedByAnotherUser(
+        _ descriptor: Int32,
+        path: String,
+        fileSystem: FileSystem
+    ) throws(PreferencesError) {
+        var status = stat()
+        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
+        guard status.st_uid != geteuid() else { return }
+        throw PreferencesError(
+            .storeUnavailable(
+                path: path,
+                reason: "its lock file belongs to user \(status.st_uid), not to this process's user \(geteuid()), "
+                    + "in a folder other users can write"))
     }
 
     /// Makes the file at least a page long: new, or shortened by another program while closed.

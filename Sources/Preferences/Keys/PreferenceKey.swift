@@ -72,6 +72,10 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     let computeDefault: (@Sendable () -> Value)?
 
+    /// A number no other key object of the process has (see ``KeySerials``), for `defaultStorageKey`:
+    /// a store finds the key's slot in an array by it, without hashing.
+    let serial: UInt32
+
     private init(
         name: String,
         namespace: PreferenceNamespace,
@@ -91,6 +95,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         defaultStorageKey = StorageKey(
             namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name,
             encodesAhead: true)
+        serial = KeySerials.next()
         if case .app = namespace.kind {
             isInAppNamespace = true
         } else {

@@ -20,10 +20,6 @@
     extension PreferencesStore: Observable {}
 
     extension PreferencesStore {
-        /// A member per key, for the Observation framework to tell keys apart: each key has a key path
-        /// of its own, `\.[observing: key]`.
-        subscript(observing key: ObservedKey) -> Int { 0 }
-
         /// Tells the Observation framework that a key changed, after the commit.
         func announce(_ path: KeyPath<PreferencesStore, Int>) {
             observationRegistrar.willSet(self, keyPath: path)
@@ -42,34 +38,22 @@ struct ObservedKey: Hashable, Sendable {
     let key: StorageKey
 }
 
+extension PreferencesStore {
+    /// A member per key, for the Observation framework to tell keys apart: each key has a key path
+    /// of its own, `\.[observing: key]`.
+    subscript(observing key: ObservedKey) -> Int { 0 }
+}
+
 extension Slot {
-    /// The key path the Observation framework knows this key by, made on the key's first read
-    /// through the subscript and kept.
-    @inline(__always)
-    func observationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
-        if let observationPath {
-            return observationPath
-        }
-        return makeObservationKeyPath(for: key)
-    }
-
-    /// Makes the key's path, on its first read through the subscript: apart from the read path.
-    @inline(never)
-    private func makeObservationKeyPath(for key: StorageKey) -> KeyPath<PreferencesStore, Int> {
-        let path = \PreferencesStore.[observing: ObservedKey(key: key)]
-        observationPath = path
-        return path
-    }
-
     /// The key path to announce a change of this key through: `nil` unless the key was read
     /// through the subscript at some point.
     ///
     /// The Observation framework tracks only key paths a read passed to its registrar's `access`,
     /// which only the subscript does, with this path: a key never read that way has no observer to
-    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The path is
-    /// made under the store's state lock before the read's value is, so a write that commits after
+    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The mark is set
+    /// under the store's state lock before the read's value is read, so a write that commits after
     /// that read finds it.
     var announcedPath: KeyPath<PreferencesStore, Int>? {
-        observationPath
+        isReadThroughSubscript ? observationPath : nil
     }
 }

@@ -136,20 +136,22 @@ extension PreferencesStore {
         // string retains and releases.
         guard key.isInAppNamespace, !hasDefaultAppNamespace else {
             return try readStoredValue(
-                for: key, at: key.defaultStorageKey, into: &value,
+                for: key, at: key.defaultStorageKey, serial: key.serial, into: &value,
                 registeringType: registeringType, tracksAccess: tracksAccess, readsOverrides: readsOverrides)
         }
         let storageKey = storageKey(for: key)
         return try readStoredValue(
-            for: key, at: storageKey, into: &value, registeringType: registeringType,
+            for: key, at: storageKey, serial: 0, into: &value, registeringType: registeringType,
             tracksAccess: tracksAccess, readsOverrides: readsOverrides)
     }
 
-    /// The read, given the key's storage key: a scalar of the library's is decoded
-    /// under the lock, any other value copied out of its slot and decoded outside it.
+    /// The read, given the key's storage key and its serial (see ``KeySerials``; zero for a storage
+    /// key of another app namespace): a scalar of the library's is decoded under the lock, any other
+    /// value copied out of its slot and decoded outside it.
     private func readStoredValue<Value>(
         for key: PreferenceKey<Value>,
         at storageKey: StorageKey,
+        serial: UInt32,
         into value: inout Value,
         registeringType: Bool,
         tracksAccess: Bool,
@@ -162,7 +164,9 @@ extension PreferencesStore {
             // copy, cost a read about 100 instructions.
             var isOverridden = false
             var read = StoredRead.absent
-            let (_, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) { slot in
+            let (_, conflictingType) = withCurrentSlot(
+                for: storageKey, serial: serial, as: type, tracksAccess: tracksAccess
+            ) { slot in
                 isOverridden = slot.override != nil
                 guard let stored = slot.stored else { return }
                 do throws(DecodeFailure) {
@@ -187,7 +191,9 @@ extension PreferencesStore {
                 throw readFailure(failure, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
             }
         }
-        let (slot, conflictingType) = withCurrentSlot(for: storageKey, as: type, tracksAccess: tracksAccess) {
+        let (slot, conflictingType) = withCurrentSlot(
+            for: storageKey, serial: serial, as: type, tracksAccess: tracksAccess
+        ) {
             SlotSnapshot($0)
         }
         if let conflictingType {
@@ -275,15 +281,17 @@ extension PreferencesStore {
     @inline(__always)
     private func withCurrentSlot<Result>(
         for key: StorageKey,
+        serial: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
         _ body: (Slot) -> Result
     ) -> (Result, conflictingType: (any Any.Type)?) {
-        if let current = withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, body) {
+        if let current = withSlotIfCurrent(for: key, serial: serial, as: type, tracksAccess: tracksAccess, body) {
             return current
         }
         catchUpForRead()
-        return withSlotIfCurrent(for: key, as: type, tracksAccess: tracksAccess, evenIfBehind: true, body)!
+        return withSlotIfCurrent(
+            for: key, serial: serial, as: type, tracksAccess: tracksAccess, evenIfBehind: true, body)!
     }
 
     /// Runs `body` on a key's slot, under the lock; `nil`, without running it, if memory is
@@ -291,6 +299,7 @@ extension PreferencesStore {
     @inline(__always)
     private func withSlotIfCurrent<Result>(
         for key: StorageKey,
+        serial: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
         evenIfBehind: Bool = false,
@@ -307,13 +316,14 @@ extension PreferencesStore {
         }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            return state.withSlot(for: key) { slot in
+            return state.withSlot(for: key, serial: serial) { slot in
                 #if canImport(Observation)
                     // Inside the lock: `access` runs no code of the app's, and takes no lock unless
                     // tracking.
                     if tracksAccess {
-                        isFirstTracked = slot.observationPath == nil
-                        trackAccess(slot.observationKeyPath(for: key))
+                        isFirstTracked = !slot.isReadThroughSubscript
+                        slot.isReadThroughSubscript = true
+                        trackAccess(slot.observationPath)
                     }
                 #endif
                 var conflictingType: (any Any.Type)?

@@ -10,6 +10,10 @@ struct StoreState {
     ///
     /// No slot is removed while the store lives.
     private var slots = KeyTable<Slot>()
+    /// The slots of the keys read through their serials (see ``KeySerials``), by serial.
+    ///
+    /// `nil` where none was found by that serial yet; `slots` stays the slots' only source.
+    private var slotsBySerial: [Slot?] = []
     /// The backend's commit count when memory was last brought up to date with it.
     var seenCommitCount: UInt64 = 0
     /// Whether a catch-up a read could not do is on its way.
@@ -78,14 +82,32 @@ struct StoreState {
         slots[key] ?? makeSlot(for: key, stored: loaded[key])
     }
 
-    /// Runs `body` on the slot of a key, made if the key has none, lent where the store keeps it:
-    /// a read takes no reference of its own.
+    /// Runs `body` on the slot of a key whose key object's serial is `serial` (zero for none), made
+    /// if the key has none: through the array by serial, else as ``slot(for:)`` finds it.
     @inline(__always)
-    mutating func withSlot<Result>(for key: StorageKey, _ body: (Slot) -> Result) -> Result {
-        if let result = slots.withValue(for: key, body) {
-            return result
+    mutating func withSlot<Result>(for key: StorageKey, serial: UInt32, _ body: (Slot) -> Result) -> Result {
+        let index = Int(serial)
+        if index < slotsBySerial.count, let slot = slotsBySerial[index] {
+            return body(slot)
         }
-        return body(makeSlot(for: key, stored: loaded[key]))
+        return body(slotRecordingSerial(for: key, serial: serial))
+    }
+
+    /// What ``withSlot(for:serial:_:)`` does the first time a serial is asked for: apart from the
+    /// read path.
+    @inline(never)
+    private mutating func slotRecordingSerial(for key: StorageKey, serial: UInt32) -> Slot {
+        let slot = slot(for: key)
+        let index = Int(serial)
+        // Past eight times the slots the array would be mostly holes: the app made many more key
+        // objects than this store reads through. Those keys take the table.
+        if index != 0, index < max(1_024, 8 * slots.count) {
+            if index >= slotsBySerial.count {
+                slotsBySerial.append(contentsOf: repeatElement(nil, count: index + 1 - slotsBySerial.count))
+            }
+            slotsBySerial[index] = slot
+        }
+        return slot
     }
 
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
@@ -105,7 +127,7 @@ struct StoreState {
 
     @discardableResult
     private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
-        let slot = Slot(stored: stored)
+        let slot = Slot(stored: stored, observationPath: \PreferencesStore.[observing: ObservedKey(key: key)])
         if !overrides.isEmpty {
             slot.override = overrides[key]
         }
@@ -146,8 +168,14 @@ final class Slot {
     @exclusivity(unchecked) var stored: StoredValue?
     /// The value type the key was first used with in this process.
     @exclusivity(unchecked) var valueType: (any Any.Type)?
-    /// The key path the Observation framework knows the key by, once it was needed.
-    @exclusivity(unchecked) var observationPath: KeyPath<PreferencesStore, Int>?
+    /// The key path the Observation framework knows the key by.
+    ///
+    /// A constant, made with the slot: a read passes it to the framework without retaining it,
+    /// which would touch one more object, mostly a cache miss with 10,000 keys.
+    let observationPath: KeyPath<PreferencesStore, Int>
+    /// Whether the key was read through the subscript, which tells the Observation framework of the
+    /// read (see ``announcedPath``).
+    @exclusivity(unchecked) var isReadThroughSubscript = false
     /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
     @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.
@@ -162,8 +190,9 @@ final class Slot {
     /// The default this store computed for a key declared with a computed default.
     @exclusivity(unchecked) var computedDefault: (any Sendable)?
 
-    init(stored: StoredValue?) {
+    init(stored: StoredValue?, observationPath: KeyPath<PreferencesStore, Int>) {
         self.stored = stored
+        self.observationPath = observationPath
     }
 
     /// Records the value type a key is used with; returns the first type if it is another one,
