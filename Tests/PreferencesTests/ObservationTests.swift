@@ -332,9 +332,9 @@ struct ObservationTests {
             #expect(keys.allSatisfy { store[$0] == 50 })
         }
 
-        /// A key read outside any tracking scope, which makes its key path, is announced once a
-        /// scope tracks it, and again for a later scope once the first one fired: a write skips the
-        /// announcement only for keys the framework never tracked.
+        /// A key read outside any tracking scope is announced once a scope tracks it, and again for
+        /// a later scope once the first one fired: a write skips the announcement only for keys
+        /// never read through the subscript.
         @Test(arguments: BackendKind.allCases)
         func aKeyReadBeforeAnyScopeTrackedItIsAnnouncedOnceOneDoes(on kind: BackendKind) throws {
             let fixture = try StoreFixture(kind)

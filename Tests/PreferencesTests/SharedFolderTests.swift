@@ -17,7 +17,7 @@ struct SharedFolderTests {
     /// A temporary folder made world-writable and sticky, with a store that holds 1.
     private func sharedFolderWithAStore() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory()
-        #expect(chmod(directory.url.path, 0o1777) == 0)
+        try #require(chmod(directory.url.path, 0o1777) == 0)
         try PreferencesStore(fileURL: directory.storeURL).setValue(1, for: counter)
         return directory
     }
@@ -45,6 +45,33 @@ struct SharedFolderTests {
         #expect(store[counter] == 1)
         let error = #expect(throws: PreferencesError.self) { try store.setValue(2, for: counter) }
         #expect("\(error.map { "\($0)" } ?? "")".contains("symbolic link"))
+    }
+
+    /// The common case: this user's own store in such a folder opens and writes again and again.
+    @Test func aStoreOfThisUsersInASharedFolderOpensAndWrites() throws {
+        let directory = try sharedFolderWithAStore()
+        for value in 2...4 {
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            #expect(store[counter] == value - 1)
+            try store.setValue(value, for: counter)
+            #expect(store.errorChannel.takeBacklog().isEmpty)
+        }
+    }
+
+    /// A hard link put where the lock file goes, to a file of this user's elsewhere, is refused: the
+    /// store would write its lock page over that file.
+    @Test func aLockFileThatIsAHardLinkIsRefusedAndItsTargetLeftAlone() throws {
+        let directory = try sharedFolderWithAStore()
+        let elsewhere = try TemporaryDirectory()
+        let target = elsewhere.url.appendingPathComponent("notes.txt")
+        try Data("mine".utf8).write(to: target)
+        try FileManager().removeItem(at: directory.lockURL)
+        try #require(link(target.path, directory.lockURL.path) == 0)
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[counter] == 1)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(2, for: counter) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("not a plain file of one name"))
+        #expect(try Data(contentsOf: target) == Data("mine".utf8))
     }
 
     /// Outside such a folder, the lock file of another user is used as before: the store's owner

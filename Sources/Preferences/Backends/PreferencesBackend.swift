@@ -1,4 +1,3 @@
-import CPreferencesAtomics
 import Foundation
 
 /// Where a store's entries live: a small protocol over tagged entries.

@@ -5,7 +5,7 @@
 /// compaction, or a listing of every key decodes them all.
 ///
 /// The entries set since the snapshot are numbered by key, in the order their keys first came, and
-/// a key keeps its number for as long as these entries live, compactions included: values live in
+/// a key keeps its number across compactions until most numbered keys were removed: values live in
 /// an array by number, so that a compaction walks them in the order it last sorted them without
 /// hashing every key again (see ``forEachInKeyOrder(_:)``).
 struct StoredEntries: Sendable {

@@ -108,16 +108,22 @@ extension FileEngine {
     /// Reads the files while another process holds the lock, as a read that catches up does:
     /// changing nothing, and cutting nothing off.
     ///
-    /// What it reads is whole if the commit count did not move while it read and nothing read as
-    /// damaged: a compaction that renamed its files meanwhile shows as one or the other.
+    /// What it reads is whole if the commit count did not move while it read, nothing read as
+    /// damaged (a compaction that renamed its files meanwhile shows as one or the other), and the
+    /// log ends exactly where the lock page's last acknowledged commit does: a record past that
+    /// point may be one a writer is still making, or one it will take back if its flush fails.
     ///
     /// - Returns: What it read and the commit count it is current with; `nil` when three tries
     ///   found no whole view, for the caller to read under the lock.
     private func loadWithoutTheLock(_ lockFile: LockFile) throws(PreferencesError) -> (Loaded, UInt64)? {
         for _ in 0..<3 {
             let count = lockFile.commitCount
-            let loaded = try load(readOnly: false, acknowledged: lockFile.acknowledged)
-            if loaded.damaged.isEmpty && lockFile.commitCount == count {
+            guard let acknowledged = lockFile.acknowledged else { return nil }
+            let loaded = try load(readOnly: false, acknowledged: acknowledged)
+            let endsAtTheAcknowledgedCommit =
+                loaded.log != nil && acknowledged.generation == loaded.generation
+                && acknowledged.committedEnd == loaded.logValidEnd
+            if loaded.damaged.isEmpty && endsAtTheAcknowledgedCommit && lockFile.commitCount == count {
                 return (loaded, count)
             }
         }

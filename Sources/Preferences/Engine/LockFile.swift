@@ -167,7 +167,8 @@ final class LockFile: @unchecked Sendable {
         }
     }
 
-    /// Throws if the open lock file belongs to a user other than this process's.
+    /// Throws if the open lock file belongs to a user other than this process's, or is not a plain
+    /// file of one name (a hard link another user made to a file of this user's).
     private static func refuseIfOwnedByAnotherUser(
         _ descriptor: Int32,
         path: String,
@@ -175,6 +176,12 @@ final class LockFile: @unchecked Sendable {
     ) throws(PreferencesError) {
         var status = stat()
         try fileSystem.check(.read, path) { fstat(descriptor, &status) }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_nlink == 1 else {
+            throw PreferencesError(
+                .storeUnavailable(
+                    path: path,
+                    reason: "its lock file is not a plain file of one name in a folder other users can write"))
+        }
         guard status.st_uid != geteuid() else { return }
         throw PreferencesError(
             .storeUnavailable(

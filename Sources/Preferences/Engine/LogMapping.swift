@@ -71,7 +71,8 @@ final class LogMapping {
     /// Makes the first `end` bytes writable through the mapping if the file already reaches that
     /// far, allocating nothing: what opening does, which must change no file.
     ///
-    /// Every byte the file holds was allocated, by ``reserve(_:)`` or by a write.
+    /// Only those bytes count as reserved, so that the first append allocates what it writes: a
+    /// log copied by a tool that leaves holes where it held zeros has no blocks behind them.
     ///
     /// - Returns: Whether the bytes are writable now; `false` when the file is shorter.
     func reserveAllocated(_ end: Int) throws(PreferencesError) -> Bool {
@@ -79,7 +80,7 @@ final class LogMapping {
         let size = try fileSystem.status(of: file).size
         guard size >= end else { return false }
         try mapWindow(covering: size)
-        capacity = size
+        capacity = end
         return true
     }
 

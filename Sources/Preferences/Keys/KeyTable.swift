@@ -1,13 +1,13 @@
 /// A table from storage keys to values, looked up with the hash each key computed once when it was
 /// made (``StorageKey/precomputedHash``), so that a lookup hashes nothing.
 ///
-/// A `Dictionary` runs the process's seeded hasher over that hash on every lookup: about 175 of
-/// the 490 instructions of a read of an Int. Keys and values sit in arrays in the order they came,
+/// A `Dictionary` runs the process's seeded hasher over that hash on every lookup, a third of a
+/// read of an Int. Keys and values sit in arrays in the order they came,
 /// and an open-addressing index (linear probing, at most three quarters full) holds their
 /// positions, each beside the low half of its key's hash, in eight bytes: with 10,000 keys the
-/// index is 128 KiB, and most lookups read one line of it and one of the keys. A value is lent to
-/// ``withValue(for:_:)`` where it lies. Entries are never removed one by one, as the store's slots
-/// and the entries' numbers never are.
+/// index is 128 KiB, and most lookups read one line of it and one of the keys. Entries are never
+/// removed one by one, as the store's slots and the entries' numbers never are. At most 2³¹ - 1
+/// entries: positions are 32 bits.
 struct KeyTable<Value> {
     private var keys: [StorageKey] = []
     private var values: [Value] = []
@@ -47,13 +47,6 @@ struct KeyTable<Value> {
             }
             probe = (probe + 1) & mask
         }
-    }
-
-    /// Calls `body` with the value of `key` where it lies, if there is one.
-    @inline(__always)
-    func withValue<Result>(for key: StorageKey, _ body: (Value) -> Result) -> Result? {
-        guard let position = position(of: key) else { return nil }
-        return values.withUnsafeBufferPointer { body($0[position]) }
     }
 
     /// The value of `key`, or `nil` if it has none.

@@ -50,7 +50,7 @@ extension Slot {
     ///
     /// The Observation framework tracks only key paths a read passed to its registrar's `access`,
     /// which only the subscript does, with this path: a key never read that way has no observer to
-    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The mark is set
+    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The flag is set
     /// under the store's state lock before the read's value is read, so a write that commits after
     /// that read finds it.
     var announcedPath: KeyPath<PreferencesStore, Int>? {

@@ -155,7 +155,7 @@ struct ObservationPaths {
 
 /// What a store knows about one key.
 ///
-/// A class, so that a read takes a reference out of the dictionary instead of copying every field.
+/// A class, so that a read takes a reference out of the table instead of copying every field.
 /// Like the rest of ``StoreState``, it is only touched under the store's state lock.
 final class Slot {
     // `@exclusivity(unchecked)`: every access happens under the store's state lock, which already
@@ -170,8 +170,8 @@ final class Slot {
     @exclusivity(unchecked) var valueType: (any Any.Type)?
     /// The key path the Observation framework knows the key by.
     ///
-    /// A constant, made with the slot: a read passes it to the framework without retaining it,
-    /// which would touch one more object, mostly a cache miss with 10,000 keys.
+    /// A constant, made with the slot: a `let` of an object the read holds, which the compiler can
+    /// pass to the framework without retaining it (a retain touches one more object).
     let observationPath: KeyPath<PreferencesStore, Int>
     /// Whether the key was read through the subscript, which tells the Observation framework of the
     /// read (see ``announcedPath``).
