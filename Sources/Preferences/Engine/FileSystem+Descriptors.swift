@@ -61,9 +61,15 @@ extension FileSystem {
 
     /// An open file's size, and how many names it has: none once it was deleted or renamed over.
     func status(of file: OpenFile) throws(PreferencesError) -> (size: Int, linkCount: Int) {
-        var status = stat()
-        try check(.read, file.path) { fstat(file.descriptor, &status) }
+        let status = try status(ofDescriptor: file.descriptor, path: file.path)
         return (Int(status.st_size), Int(status.st_nlink))
+    }
+
+    /// What `fstat` says of the file open as `descriptor`, whose path is `path`.
+    func status(ofDescriptor descriptor: Int32, path: String) throws(PreferencesError) -> stat {
+        var status = stat()
+        try check(.read, path) { fstat(descriptor, &status) }
+        return status
     }
 
     /// The bytes of the file from `offset` to its end, or the first `limit` of them.

@@ -174,8 +174,7 @@ final class LockFile: @unchecked Sendable {
         path: String,
         fileSystem: FileSystem
     ) throws(PreferencesError) {
-        var status = stat()
-        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
+        let status = try fileSystem.status(ofDescriptor: descriptor, path: path)
         guard status.st_mode & S_IFMT == S_IFREG, status.st_nlink == 1 else {
             throw PreferencesError(
                 .storeUnavailable(
@@ -201,9 +200,7 @@ final class LockFile: @unchecked Sendable {
         path: String,
         fileSystem: FileSystem
     ) throws(PreferencesError) {
-        var status = stat()
-        try fileSystem.check(.read, path) { fstat(descriptor, &status) }
-        let size = Int(status.st_size)
+        let size = Int(try fileSystem.status(ofDescriptor: descriptor, path: path).st_size)
         guard size < pageSize else { return }
         let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize - size, alignment: 8)
         defer { zeros.deallocate() }
