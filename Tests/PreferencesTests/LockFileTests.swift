@@ -31,6 +31,35 @@ struct LockFileTests {
         #expect(reopened.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A store copied while a writer holds its lock (as a backup, a restore or `cp -a` copies it)
+    /// opens and writes: the copied mutex is held by a thread of no process, and an opener that
+    /// finds nobody else has the copy open sets it up anew rather than wait for it for ever.
+    @Test func aStoreCopiedWhileAWriterHoldsTheLockOpensAndWrites() throws {
+        let original = try TemporaryDirectory()
+        let holder = try ChildProcess.startCollectingOutput(
+            "PreferencesHarness", ["hold", original.storeURL.path, "60"])
+        defer { holder.killAbruptly() }
+        holder.waitFor("holding")
+        let copy = try TemporaryDirectory()
+        for (from, to) in [
+            (original.storeURL, copy.storeURL), (original.logURL, copy.logURL), (original.lockURL, copy.lockURL),
+        ] where FileManager().fileExists(atPath: from.path) {
+            try FileManager().copyItem(at: from, to: to)
+        }
+        let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
+        let wrote = try onOwnThread { () throws(PreferencesError) in
+            do {
+                let store = try PreferencesStore(fileURL: copy.storeURL)
+                #expect(store[counter] == 1)
+                try store.setValue(7, for: counter)
+            } catch {
+                Issue.record("the copy could not be written: \(error)")
+            }
+        }
+        #expect(wrote, "the copy's writer waited for the copied lock")
+        #expect(holder.isRunning, "the holder let go before the copy was written")
+    }
+
     /// A page set up by a process that locks the file instead gets a mutex later.
     ///
     /// Once a process that locks the file (Apple's, whose page has no mutex) is done, the first

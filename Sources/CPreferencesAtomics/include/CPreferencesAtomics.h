@@ -121,6 +121,16 @@ int preferences_mutex_trylock(void *address);
 /// Unlocks the mutex at `address`, which the calling thread holds; returns 0 or an `errno`.
 int preferences_mutex_unlock(void *address);
 
+// Whether a lock file is open anywhere else (Linux: open file description locks).
+
+/// Takes the lock file's presence lock: exclusively, returning 1, when no other open file holds it
+/// (nobody else has the file open); else shared, returning 0, once no opener holds it exclusively.
+/// Returns a negative `errno` when it cannot tell (-ENOTSUP where the platform has no such lock).
+int preferences_presence_claim(int descriptor);
+
+/// Turns an exclusive presence lock into a shared one, at once; returns 0 or an `errno`.
+int preferences_presence_share(int descriptor);
+
 /// Allocates the blocks of the file open as `descriptor` up to `length` bytes, lengthening it if
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.
 int preferences_allocate(int descriptor, int64_t length);

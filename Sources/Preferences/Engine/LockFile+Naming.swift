@@ -108,6 +108,7 @@ extension LockFile {
         }
         close(descriptor)
         descriptor = newDescriptor
+        try claimPresence()
     }
 
     /// Marks the page of a file that lost its name as not set up, for the stores still on it.

@@ -37,8 +37,9 @@ import CPreferencesAtomics
 /// Invariants:
 /// - The page's address never changes: a new file at the path is mapped in place (`MAP_FIXED`).
 /// - Every word is read and written through the atomic operations of `CPreferencesAtomics`.
-/// - The mutex is set up once per page, under an exclusive `flock`, and never again while the page
-///   says it is set up: re-initialising a mutex another process may hold or wait on is undefined.
+/// - The mutex is set up under an exclusive `flock`, and never again while the page says it is set
+///   up, but by an opener that finds nobody else has the file open (``claimPresence()``):
+///   re-initialising a mutex another process may hold or wait on is undefined.
 ///
 /// The file is mapped, so another program shortening it while a store has it open makes the next
 /// touch of the page end the process with `SIGBUS`, as with LMDB's `lock.mdb` and SQLite's `-shm`.
@@ -111,6 +112,7 @@ final class LockFile: @unchecked Sendable {
         ownSleepers = .allocate(capacity: 1)
         ownSleepers.initialize(to: 0)
         usesMutex = fileSystem.sharesMemory && preferences_mutex_is_supported()
+        try claimPresence()
     }
 
     deinit {
@@ -270,6 +272,37 @@ final class LockFile: @unchecked Sendable {
             preferences_wake_all(word(.commitCount))
         }
         return count
+    }
+
+    /// Takes this open file's presence lock (see `preferences_presence_claim`), held for as long as
+    /// the file is open.
+    ///
+    /// Found alone, nobody alive uses the page: it was copied or restored with the store, or every
+    /// process using it crashed. Its mutex may then be held by a thread that is no process's, for
+    /// ever, so it is set up anew at the next lock, and its sleepers' count starts from zero. Only
+    /// the mutex leaf needs it: a lock taken with `flock` does not outlive its holder, nor travel
+    /// with a copy.
+    ///
+    /// - Throws: A ``PreferencesError`` if the lock cannot be taken.
+    func claimPresence() throws(PreferencesError) {
+        guard usesMutex else { return }
+        let claim = preferences_presence_claim(descriptor)
+        guard claim >= 0 else {
+            // A platform without the lock keeps the page as it is.
+            if claim == -ENOTSUP { return }
+            throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: -claim))
+        }
+        guard claim == 1 else { return }
+        if mutexIsSetUp {
+            preferences_atomic_store(word(.mutexSetUp), 0)
+        }
+        if preferences_atomic_load(word(.waiters)) != 0 {
+            preferences_atomic_store(word(.waiters), 0)
+        }
+        let shared = preferences_presence_share(descriptor)
+        guard shared == 0 else {
+            throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: shared))
+        }
     }
 
     /// Fills in a page set up anew, the magic last, and wakes whoever slept on the page it replaces.
