@@ -129,16 +129,17 @@ final class RunningProcess {
         process.waitUntilExit()
     }
 
-    /// How many times the process's threads have been switched out so far, willingly or not: each
-    /// time it slept and woke, or was preempted.
-    var contextSwitches: Int {
+    /// How many times the process's threads have gone to sleep so far: voluntary context switches.
+    ///
+    /// Each is a wake-up to come. Preemption, which a busy machine adds, is not counted.
+    var voluntaryContextSwitches: Int {
         let tasks = (try? FileManager().contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? []
         return tasks.reduce(0) { total, task in
             let status =
                 (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/status", encoding: .utf8))
                 ?? ""
             return total
-                + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                + status.split(separator: "\n").filter { $0.hasPrefix("voluntary_ctxt_switches") }
                 .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
         }
     }
