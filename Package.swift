@@ -27,7 +27,8 @@ let package = Package(
             name: "Preferences",
             dependencies: ["CPreferencesAtomics"],
             // Apple's privacy manifest: `stat`/`fstat` of the store's own files (C617.1) and
-            // `UserDefaults` for the suite backend and imports (CA92.1, and 1C8F.1 for app groups).
+            // `UserDefaults` for the suite backend and imports (CA92.1, and 1C8F.1 for app groups), and
+            // for the managed app configuration the standard store reads (AC6B.1).
             resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: upcomingFeatures + strictSettings
         ),

@@ -19,6 +19,9 @@ struct PrivacyManifestTests {
             reasons[type] = entry["NSPrivacyAccessedAPITypeReasons"] as? [String]
         }
         #expect(reasons["NSPrivacyAccessedAPICategoryFileTimestamp"] == ["C617.1"])
-        #expect(reasons["NSPrivacyAccessedAPICategoryUserDefaults"] == ["CA92.1", "1C8F.1"])
+        // CA92.1: the app's own defaults (the suite backend, imports); 1C8F.1: an app group's;
+        // AC6B.1: the managed app configuration (`com.apple.configuration.managed`) the standard
+        // store reads as managed settings.
+        #expect(reasons["NSPrivacyAccessedAPICategoryUserDefaults"] == ["CA92.1", "1C8F.1", "AC6B.1"])
     }
 }
