@@ -102,8 +102,7 @@ struct LockFileTests {
     /// after it; with fewer, none of the four, and the reader just reads along on the deleted
     /// file's page. Until the reader's catch-up under the lock has followed, its reads return what
     /// it last knew (see the durability article), so each value is waited for, for up to five
-    /// seconds: checked with one read right after the fourth commit, the test failed whenever the
-    /// move came with it.
+    /// seconds: one read right after the fourth commit would fail whenever the move comes with it.
     @Test(arguments: [29, 30, 31])
     func aReaderFollowsWritersToTheLockFileMadeAfterTheOldOneWasDeleted(writesBefore: Int) throws {
         let directory = try TemporaryDirectory()

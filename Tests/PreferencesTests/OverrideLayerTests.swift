@@ -214,8 +214,7 @@ struct OverrideLayerTests {
     #endif
 
     /// The folders of a managed settings file made one after another, as `mkdir -p` makes them: a
-    /// folder made while the watch moves down to its parent must not go unseen (it did, about one
-    /// time in five, when the whole suite ran at once).
+    /// folder made while the watch moves down to its parent must not go unseen.
     @Test("A managed settings file in folders made just now is seen, however fast they are made")
     func managedFoldersMadeQuickly() async throws {
         for _ in 0..<25 {
@@ -227,8 +226,8 @@ struct OverrideLayerTests {
             try Data(#"{"count": 12}"#.utf8).write(to: settings, options: .atomic)
             try await waitUntil { store.isForced(.count) }
             if !store.isForced(.count) {
-                // Seen about once in 40 full runs of the suite. Whether reading the layers by hand
-                // finds the setting tells a watcher that missed the file from a reading that failed.
+                // Whether reading the layers by hand finds the setting tells a watcher that missed
+                // the file from a reading that failed.
                 let reported = store.errorChannel.takeBacklog()
                 store.readOverrides()
                 // Which folders the watch is on, against the folders' inodes: a watch missing from
@@ -361,10 +360,10 @@ struct OverrideLayerTests {
 
 /// Waits for a condition that another thread makes true: up to 500 looks, 10 ms apart.
 ///
-/// Counted in looks, not by the clock: with the whole suite running on two cores, suites that
-/// block their threads kept this task from running for seconds at a time, and a clock's deadline
-/// then passed with the condition looked at only a few times. A timeout says how long the wait
-/// took, and whether the condition came true within ten seconds more.
+/// Counted in looks, not by the clock: on a loaded machine, suites that block their threads can
+/// keep this task from running for seconds at a time, and a clock's deadline could then pass with
+/// the condition looked at only a few times. A timeout says how long the wait took, and whether
+/// the condition came true within ten seconds more.
 func waitUntil(
     _ condition: () -> Bool,
     sourceLocation: SourceLocation = #_sourceLocation

@@ -241,7 +241,7 @@ struct SnapshotIndexTests {
     }
 
     /// A record whose checksum matches but whose value no decoder reads is damage found when the
-    /// store opens, as it was when every value was decoded then; the records around it are kept.
+    /// store opens, though values are decoded only when read; the records around it are kept.
     @Test(arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5]] as [[UInt8]])
     func aValueThatWouldNotDecodeIsDamageFoundOnOpening(value: [UInt8]) throws {
         var payload = ByteWriter()

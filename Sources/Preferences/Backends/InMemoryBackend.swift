@@ -1,8 +1,8 @@
 /// The backend of a store that keeps its values in memory only: for tests and previews, and for a
 /// store whose file could not be opened, which refuses every write with the reason.
 ///
-/// A class, like every backend, so that the store calls it through one reference: a backend that
-/// was a struct was copied out of its existential box on every write.
+/// A class, like every backend, so that the store calls it through one reference: a struct
+/// backend would be copied out of its existential box on every write.
 final class InMemoryBackend: PreferencesBackend {
     let location: String
     /// Why writes are refused, for a store whose file could not be opened.

@@ -8,7 +8,7 @@ import Foundation
 /// ``withExclusiveAccess(_:_:)`` and ``catchUp(_:)`` with its write lock held.
 ///
 /// Backends are classes: the store holds one as an existential, and calls on a class existential
-/// copy one reference, where a struct's box was copied and destroyed on every write and read.
+/// copy one reference, where a struct's box would be copied and destroyed on every write and read.
 protocol PreferencesBackend: AnyObject, Sendable {
     /// A path or name for messages.
     var location: String { get }
@@ -117,13 +117,13 @@ struct BackendUpdate {
 ///
 /// The two strings sit in one object that every copy shares, with the key's bytes as a record
 /// holds them when they were made ahead: a write copies its key half a dozen times (into its
-/// change, its record, the engine's entries and the store's memory), and a copy of two strings went
+/// change, its record, the engine's entries and the store's memory), and a copy of two strings goes
 /// through `String`'s value witnesses, where a copy of the object is one retain.
 /// The hash stays inline, so that a lookup reads no memory but the key's own.
 struct StorageKey: Hashable, Sendable, Comparable {
     /// The two strings, and, when made ahead, their bytes as a record holds them, in the same
     /// allocation: a write copies them from memory it reaches through the key anyway, where an
-    /// array of its own was one more cache line to find (with 10,000 keys, mostly a miss).
+    /// array of its own would be one more cache line to find (with 10,000 keys, mostly a miss).
     private final class Names: ManagedBuffer<Names.Header, UInt8> {
         struct Header {
             let namespace: String
@@ -162,7 +162,7 @@ struct StorageKey: Hashable, Sendable, Comparable {
     var precomputedHash: Int { nameHash }
 
     // The header through its pointer: `header`, a `var` of `ManagedBuffer`'s, has every access
-    // checked for exclusivity at run time (measured: 31 instructions a write).
+    // checked for exclusivity at run time.
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
@@ -185,9 +185,8 @@ struct StorageKey: Hashable, Sendable, Comparable {
     ///   - name: The key's name.
     ///   - nameHash: The name's hash, when the caller has it already.
     ///   - encodesAhead: Whether to keep the key's bytes as a record holds them, for a key written
-    ///     often: a declared key's, which a write then copies whole, where encoding its two strings
-    ///     cost it about 250 instructions. Not for keys read from a file: each would cost opening
-    ///     it an allocation.
+    ///     often: a declared key's, which a write then copies whole rather than encoding its two
+    ///     strings again. Not for keys read from a file: each would cost opening it an allocation.
     init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false) {
         names = Names.make(namespace: namespace, name: name, encodesAhead: encodesAhead)
         self.nameHash = nameHash ?? name.hashValue
@@ -216,10 +215,10 @@ struct StorageKey: Hashable, Sendable, Comparable {
 
 /// Compares two strings' UTF-8 bytes: negative, zero or positive, as `memcmp` does.
 ///
-/// A compaction sorts every key, and comparing through `String.UTF8View`'s iterator made that
-/// sort two thirds of a compaction's instructions; `memcmp` over the contiguous bytes every native
-/// string has takes a third of that (measured: `withUTF8` on a copy cost more again). The iterator
-/// remains for a string that has no contiguous bytes (one bridged from Objective-C).
+/// A compaction sorts every key, so this comparison runs often: `memcmp` over the contiguous
+/// bytes every native string has is much cheaper than `String.UTF8View`'s iterator, or than
+/// `withUTF8` on a copy. The iterator remains for a string that has no contiguous bytes (one
+/// bridged from Objective-C).
 private func compareUTF8(_ lhs: String.UTF8View, _ rhs: String.UTF8View) -> Int {
     let order = lhs.withContiguousStorageIfAvailable { left in
         rhs.withContiguousStorageIfAvailable { right in compareBytes(left, right) }

@@ -33,7 +33,7 @@ final class KeyCodec<Value: Sendable>: Sendable {
     }
 
     /// Encodes a value: `encode`, called from a method of the codec so that the call borrows the
-    /// closure from it (measured: called through the key, a write retained and released its context).
+    /// closure from it; called through the key, every write would retain and release its context.
     func encodeValue(_ value: Value) throws(EncodeFailure) -> StoredValue? {
         try encode(value)
     }
@@ -72,8 +72,8 @@ extension KeyCodec {
     /// The codec every key of this value type and strategy shares, made by `make` the first time.
     ///
     /// A codec depends on nothing but its type and strategy. Made for each key, a store of 10,000
-    /// keys held 10,000 codecs and three times as many closure contexts, and a read or a write of
-    /// a key not used for a while found its codec cold in the processor's caches.
+    /// keys would hold 10,000 codecs and three times as many closure contexts, and a read or a
+    /// write of a key not used for a while would find its codec cold in the processor's caches.
     static func shared(_ strategy: CodecStrategy, _ make: () -> KeyCodec) -> KeyCodec {
         let key = SharedCodecKey(valueType: ObjectIdentifier(Value.self), strategy: strategy)
         return sharedCodecs.withLock { codecs in

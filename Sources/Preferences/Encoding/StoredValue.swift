@@ -46,8 +46,8 @@ extension StoredValue: Equatable {
     // Floating-point values compare by bit pattern: `-0.0` must not count as the `0.0` already
     // stored (a write would be skipped and the sign lost), and a NaN equals itself.
     //
-    // One side at a time, not `switch (lhs, rhs)`: the tuple copied both values through their
-    // outlined copy, which a write's check for an unchanged value paid every time.
+    // One side at a time, not `switch (lhs, rhs)`: the tuple would copy both values through their
+    // outlined copy, on every write's check for an unchanged value.
     package static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
         switch lhs {
         case .bool(let a): if case .bool(let b) = rhs { a == b } else { false }

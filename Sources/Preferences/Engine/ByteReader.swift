@@ -36,8 +36,8 @@ struct ByteReader {
         try readLittleEndian()
     }
 
-    /// Inlined for the one-byte case, which most varints are (lengths and counts below 128): as a
-    /// call, opening a store of 10,000 keys spent an eighth of its instructions here.
+    /// Inlined for the one-byte case, which most varints are (lengths and counts below 128), so
+    /// that the common read makes no call.
     @inline(__always)
     mutating func readVarint() throws(FormatError) -> Int {
         if position < end, bytes[position] < 0x80 {
@@ -88,8 +88,8 @@ struct ByteReader {
     mutating func readLengthPrefixedString() throws(FormatError) -> String {
         let range = try skipLengthPrefixedString().range
         // Checked to be UTF-8, so decoding repairs nothing; and the decoding initialiser is
-        // specialised where the validating one is not: opening 10,000 keys had spent a third of its
-        // time looking up generic metadata.
+        // specialised where the validating one is not, which would look up generic metadata for
+        // every string.
         return bytes.withUnsafeBufferPointer {
             String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self)
         }
@@ -149,8 +149,8 @@ func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
 
 /// Whether every byte is below 0x80, looked at eight at a time.
 ///
-/// Four words a pass while more than four remain: a string value of 80 bytes took ten passes a
-/// word at a time (opening a store of 10,000 such values spent a sixth of its instructions here).
+/// Four words a pass while more than four remain, so that a long string takes a quarter of the
+/// passes a word at a time would.
 /// The bytes that do not fill a word are looked at in the last word, which overlaps the one
 /// before, or, in a string shorter than a word, four, two and one at a time: most names are short.
 func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -5,8 +5,8 @@ import Foundation
 /// One encoder serves three sinks, specialised for each: ``ByteWriter`` grows an array,
 /// ``UnsafeByteWriter`` writes into memory sized beforehand, and ``ByteCounter`` only counts, for
 /// what does not fit. A commit's record goes the last two ways (see
-/// ``RecordFrame/withFrame(of:numbered:_:)``): appending to an array checked its uniqueness and
-/// capacity at every byte, most of the instructions of encoding a small record.
+/// ``RecordFrame/withFrame(of:numbered:_:)``): appending to an array checks its uniqueness and
+/// capacity at every byte, which would be most of the work of encoding a small record.
 protocol ByteSink {
     mutating func append(_ byte: UInt8)
     mutating func append(_ value: UInt32)

@@ -51,7 +51,7 @@ struct ByteWriter: FrameSink {
     }
 
     private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        // One append of the value's bytes: appending them one at a time checked capacity each time.
+        // One append of the value's bytes: appending them one at a time would check capacity each time.
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 }

@@ -11,9 +11,9 @@ import CPreferencesAtomics
 extension FileEngine {
     /// Whether the log has outgrown the snapshot, and no failed compaction asks to wait.
     ///
-    /// The state is passed `inout`, though only read: passed by value, after each append, it was
-    /// copied whole first. Inlined into the append, where it is nearly always false: called, it
-    /// cost a write 26 instructions.
+    /// The state is passed `inout`, though only read: passed by value, it would be copied whole
+    /// after each append. Inlined into the append, where it is nearly always false, so that a
+    /// write pays for no call.
     @inline(__always)
     func shouldCompact(_ state: inout State) -> Bool {
         guard state.logValidEnd - LogFile.recordsOffset > max(state.snapshotSize, compactionMinimumBytes) else {

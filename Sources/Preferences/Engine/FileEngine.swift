@@ -79,9 +79,8 @@ final class FileEngine: PreferencesBackend {
     /// or a minute has passed, not on every write.
     ///
     /// A class, so that ``State`` has a layout the compiler knows: `ContinuousClock.Instant`'s is
-    /// known only at run time, and held in the state it had every look at whether to compact find
-    /// the type's metadata and make room for it on the stack first (with ``shouldCompact(_:)``
-    /// taking the state `inout`, 33 instructions a write).
+    /// known only at run time, and held in the state it would make every look at whether to
+    /// compact find the type's metadata and make room for it on the stack first.
     final class CompactionFailure {
         let cause: String
         let retryAtLogSize: Int
@@ -165,8 +164,8 @@ final class FileEngine: PreferencesBackend {
     /// takes the lock of the one at the path instead and tries again.
     ///
     /// Before anything is read, repaired or appended: under a lock file that lost its name, another
-    /// process may be writing at the same moment. Always inlined: called through its closure, as a
-    /// function shared by the three locks, it cost a write 110 instructions.
+    /// process may be writing at the same moment. Always inlined, so that each of the three locks
+    /// that share it runs `body` directly rather than through a closure on every write.
     @inline(__always)
     private func whenConfirmed<Result>(
         _ lockFile: LockFile,
@@ -213,8 +212,8 @@ final class FileEngine: PreferencesBackend {
     }
 
     /// Locks, catches up, appends and lets go taking the engine's own lock once, where
-    /// ``withExclusiveAccess(_:_:)`` around a commit took it four times, passed two closures and
-    /// made an update for a catch-up that found nothing: 190 instructions of a write of one key.
+    /// ``withExclusiveAccess(_:_:)`` around a commit takes it four times, passes two closures and
+    /// makes an update for a catch-up that found nothing.
     ///
     /// Call it holding the store's write lock, outside ``withExclusiveAccess(_:_:)``: the lock is
     /// not recursive. Reads that catch up meanwhile without waiting
@@ -284,8 +283,8 @@ final class FileEngine: PreferencesBackend {
             throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
         }
         try prepareAppend(&state, into: &update)
-        // Numbered as it is encoded: copying the record to number it cost a write 550 instructions,
-        // its optional strings copied through the generic `Optional`'s value witnesses.
+        // Numbered as it is encoded: copying the record to number it would copy its optional
+        // strings through the generic `Optional`'s value witnesses on every write.
         let sequence = state.lastSequence + 1
         let frameSize: Int
         do throws(PreferencesError) {
@@ -329,7 +328,7 @@ final class FileEngine: PreferencesBackend {
     }
 
     /// The log `prepareAppend` left open: looked up only where a write needs it, since holding it
-    /// for the whole append cost a retain and a release.
+    /// for the whole append would cost a retain and a release.
     private func openLog(_ state: State) -> OpenFile {
         guard let log = state.log else { preconditionFailure("prepareAppend leaves a log open or throws") }
         return log
@@ -357,8 +356,8 @@ final class FileEngine: PreferencesBackend {
     /// unless someone wrote there) and at whether the mutex's last holder died. With `pwrite`,
     /// only the file's size tells, so it is always checked. Call it holding the exclusive lock.
     private func logNeedsChecking(_ state: inout State) throws(PreferencesError) -> Bool {
-        // `ensureMapping` only when the mapping lacks room: the reference it returns cost each of a
-        // write's two checks a retain and a release, 150 instructions in all.
+        // `ensureMapping` only when the mapping lacks room: the reference it returns would cost each
+        // of a write's two checks a retain and a release.
         if !state.mappingHasRoomForHeader, try ensureMapping(&state) == nil {
             return state.log != nil && !fileSystem.sharesMemory
         }

@@ -79,10 +79,9 @@ struct FileSystem: Sendable {
         if descriptor == -1 { return nil }
         defer { close(descriptor) }
         // Read straight into an array of the file's size and a byte more, so that the read that
-        // finds the end needs no more room. The array's bytes are not set to zeros first: that cost
-        // opening a store of 10,000 keys (1.1 MB) a tenth of its instructions, and touched every
-        // page before the read did. Growing from 64 KiB had copied and zeroed such a file three
-        // times over.
+        // finds the end needs no more room. The array's bytes are not set to zeros first: that would
+        // touch every page before the read does. Growing from a small buffer would copy and zero a
+        // large file several times over.
         var status = stat()
         try check(.read, path) { fstat(descriptor, &status) }
         var bytes: [UInt8] = []
@@ -193,8 +192,8 @@ struct FileSystem: Sendable {
         guard let first = paths.first else { return }
         let directory = (first as NSString).deletingLastPathComponent
         let prefixes = paths.map { ($0 as NSString).lastPathComponent + ".tmp-" }
-        // One pass of `readdir`: a `FileManager` listing cost opening a store in a fresh process
-        // 200,000 instructions a file.
+        // One pass of `readdir`: a `FileManager` listing costs far more for each file, which
+        // opening a store in a fresh process would pay.
         guard let stream = opendir(directory.isEmpty ? "." : directory) else { return }
         var leftovers: [String] = []
         while let entry = readdir(stream) {

@@ -12,10 +12,10 @@ import CPreferencesAtomics
 // keeps out nobody who opens the one at the path. A lock makes sure that the open file still has a
 // name, and moves to the one at the path if not. A writer with the log mapped asks the log's lock
 // stamp rather than the kernel (``LockFile/confirm(stampedAt:)``), so a write that nobody else
-// contends makes no system call, but for one `fstat` every 32nd lock. (Checking on a timer instead
-// was tried: a writer that missed a replacement for a few milliseconds committed where another
-// process's readers never looked. The stamp cannot be missed that way: a process that makes a new
-// lock file stamps the log as it opens the store.)
+// contends makes no system call, but for one `fstat` every 32nd lock. (Not a check on a timer: a
+// writer that missed a replacement for a few milliseconds would commit where another process's
+// readers never look. The stamp cannot be missed that way: a process that makes a new lock file
+// stamps the log as it opens the store.)
 extension LockFile {
     /// Confirms that the lock this thread holds is on the file the path names, and records in
     /// `stamp` that it is; `false` if the file has lost its name.
@@ -88,9 +88,9 @@ extension LockFile {
     /// Whether the locked file still has a name: none once it was deleted, or replaced by a file
     /// renamed over it.
     ///
-    /// `fstat` of the open file rather than `stat` of the path: it costs a third as much on every
-    /// lock. What it cannot see, the file renamed away and another put in its place, no program of
-    /// ours does.
+    /// `fstat` of the open file rather than `stat` of the path: it runs on every lock, and looks
+    /// up no path. What it cannot see, the file renamed away and another put in its place, no
+    /// program of ours does.
     var hasName: Bool {
         var status = stat()
         return fstat(descriptor, &status) != 0 || status.st_nlink > 0

@@ -29,15 +29,16 @@ final class LogMapping {
     ///
     /// Nothing past `capacity` is read or written until the file is allocated that far, so growing
     /// the log allocates it and leaves the mapping be. Mapping the file again each time, every
-    /// hundred or so small writes, cost an `munmap`, an `mmap` and the pages touched next faulting
-    /// in again.
+    /// hundred or so small writes, would cost an `munmap`, an `mmap` and the pages touched next
+    /// faulting in again.
     private var windowLength = 0
     private static let pageSize = 4096
     /// The least address space a mapping takes: a log of this size is about 25,000 small writes.
     private static let minimumWindow = 1 << 20
     /// The least space allocated ahead of the log's end, and the fraction of its size allocated
     /// ahead beyond that: an allocation every hundred or so small writes, and little space held that
-    /// the log may never use (16 KiB ahead made the files of 1,000 overwritten keys twice the live data).
+    /// the log may never use (16 KiB ahead would make the files of 1,000 overwritten keys twice the
+    /// live data).
     private static let minimumAhead = 4 * 1024
     private static let aheadFraction = 16
 
@@ -122,15 +123,15 @@ final class LogMapping {
     /// The most bytes a frame encoded in place takes (see ``appendInPlace(_:numbered:at:)``).
     ///
     /// Room for the record of one key and a value of a few dozen bytes. Looking at 128 bytes rather
-    /// than 64 costs a write 9 instructions.
+    /// than 64 costs a write eight more word loads, in `isZero(at:count:)`.
     static let inPlaceFrameLimit = 128
 
     /// Encodes `content` straight into the mapping at `offset`, the log's end, as a framed record
     /// numbered `sequence`: the payload first, then, once it is in place, the header that makes it
     /// a record.
     ///
-    /// No buffer and no copy: encoding into one and copying it in cost a write of one key about 220
-    /// instructions. `offset` must be reserved for ``inPlaceFrameLimit`` bytes. Those bytes are
+    /// No buffer and no copy: a write of one key, the common one, encodes its record where it goes.
+    /// `offset` must be reserved for ``inPlaceFrameLimit`` bytes. Those bytes are
     /// zeros unless a writer killed mid-copy left a payload there, behind a header of zeros (the
     /// engine adopts records whose header is there before it appends): everything from `offset` on
     /// is cleared then, as ``append(_:at:)``'s caller does.

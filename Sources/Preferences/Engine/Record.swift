@@ -81,7 +81,7 @@ struct Record: Equatable, Sendable, LogContent {
         _ value: borrowing StoredValue?,
         into writer: inout Sink
     ) {
-        // Borrowed, and switched on rather than unwrapped: `value?.write` copied the value first.
+        // Borrowed, and switched on rather than unwrapped: `value?.write` would copy the value first.
         let isSet: Bool
         switch value {
         case .some: isSet = true
@@ -177,8 +177,8 @@ struct Record: Equatable, Sendable, LogContent {
     /// ``StoredValue/endOfPlainValue(in:at:before:)`` knows; `nil` for any other record, valid or
     /// not, which `locateSingleSet(payload:)` then decides. The key is ASCII when it finds one.
     ///
-    /// Opening a store indexes every record of its snapshot: through a reader that checks and may
-    /// throw at every step, a record of a short key and string took about 500 instructions.
+    /// Opening a store indexes every record of its snapshot, most of them of this form: a reader
+    /// that checks and may throw at every step is far slower for them.
     static func locatePlainSingleSet(
         in buffer: UnsafeBufferPointer<UInt8>,
         payload: Range<Int>

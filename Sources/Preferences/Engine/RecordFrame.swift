@@ -12,7 +12,7 @@ enum RecordFrame {
     static let headerSize = 12
 
     // Each kind of payload is written between `begin` and `end`, not by a closure: a closure
-    // capturing the record copied it and destroyed it again, 300 instructions of a write.
+    // capturing the record would copy it and destroy it again on every write.
 
     /// Appends `record` to `writer`, framed.
     static func append(_ record: Record, to writer: inout some FrameSink) {
@@ -75,7 +75,7 @@ enum RecordFrame {
     /// Gives `body` the bytes of `content` framed, as a record numbered `sequence` in its log.
     ///
     /// How a commit encodes its record: written through a pointer into memory on the stack, where
-    /// appending to an array checked its uniqueness and capacity at every byte. A record too large
+    /// appending to an array would check its uniqueness and capacity at every byte. A record too large
     /// for ``smallFrameSize`` is counted, then written into memory of its size.
     static func withFrame<Content: LogContent, Result, Failure: Error>(
         of content: Content,

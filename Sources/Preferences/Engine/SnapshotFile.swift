@@ -22,8 +22,8 @@ enum SnapshotFile {
     /// the next snapshot (see ``StoredEntries/forEachInKeyOrder(_:)``).
     ///
     /// The entries are written through a pointer into an array of `expectedSize` bytes, or of twice
-    /// as many when they do not fit, then twice again: appending to an array checked its capacity
-    /// at every byte. A compaction expects the size of the last snapshot.
+    /// as many when they do not fit, then twice again: appending to an array would check its
+    /// capacity at every byte. A compaction expects the size of the last snapshot.
     static func encode(_ entries: inout StoredEntries, generation: UInt64, expectedSize: Int = 0) -> [UInt8] {
         var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.countUpperBound * 64)
         var bytes: [UInt8] = []

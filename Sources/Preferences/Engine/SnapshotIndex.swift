@@ -1,8 +1,8 @@
 /// A snapshot whose body verified, kept as its bytes and decoded an entry at a time, when the
 /// entry is first looked up.
 ///
-/// Opening a store used to decode every entry before its first read: strings made, hashed and
-/// inserted, about 3,000 instructions an entry. The index instead checks each record as decoding
+/// Decoding every entry when the store opens would make, hash and insert strings for entries that
+/// may never be read. The index instead checks each record as decoding
 /// would (``Record/locateSingleSet(payload:)``) and keeps where its key and value lie, so that a
 /// snapshot that would not decode is still found damaged when the store opens, and a lookup is
 /// a binary search over keys compared as bytes.
@@ -55,8 +55,7 @@ final class SnapshotIndex: Sendable {
                 if let plain = Record.locatePlainSingleSet(in: buffer, payload: payload) {
                     found = (plain.namespace, plain.name, plain.value, true)
                 } else {
-                    // A reader only here: each retains the bytes, and a record made two cost 80
-                    // instructions.
+                    // A reader only here, where the fast path gives up: each retains the bytes.
                     var reader = ByteReader(bytes, range: payload)
                     guard let located = try? Record.locateSingleSet(payload: &reader) else { return false }
                     found = located

@@ -1,8 +1,8 @@
 /// A table from storage keys to values, looked up with the hash each key computed once when it was
 /// made (``StorageKey/precomputedHash``), so that a lookup hashes nothing.
 ///
-/// A `Dictionary` runs the process's seeded hasher over that hash on every lookup, a third of a
-/// read of an Int. Keys and values sit in arrays in the order they came,
+/// A `Dictionary` would run the process's seeded hasher over that hash on every lookup, a large
+/// part of a read. Keys and values sit in arrays in the order they came,
 /// and an open-addressing index (linear probing, at most three quarters full) holds their
 /// positions, each beside the low half of its key's hash, in eight bytes: with 10,000 keys the
 /// index is 128 KiB, and most lookups read one line of it and one of the keys. Entries are never

@@ -21,8 +21,8 @@ enum KeyValidation {
         }
         // Swift's `==` treats canonically equivalent strings as equal, while file formats and
         // `UserDefaults` compare their bytes; requiring one normal form keeps the two views in step.
-        // ASCII is always in it, and normalising costs Foundation's first use half a million
-        // instructions, a tenth of opening a store in a fresh process.
+        // ASCII is always in it, and is checked without normalising, which would cost Foundation's
+        // expensive first use when a store opens in a fresh process.
         if !identifier.utf8.allSatisfy({ $0 < 0x80 })
             && !identifier.utf8.elementsEqual(identifier.precomposedStringWithCanonicalMapping.utf8)
         {

@@ -66,8 +66,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     public let summary: String?
 
     /// The key as the last store with another app namespace stores it, kept for the next read and
-    /// write there: building it allocates the object a storage key keeps its strings in (measured:
-    /// 320 instructions a read).
+    /// write there: building it allocates the object a storage key keeps its strings in.
     private let lastResolvedStorageKey = Locked<StorageKey?>(nil)
 
     let computeDefault: (@Sendable () -> Value)?

@@ -32,8 +32,7 @@ public enum ChangeOrigin: Sendable, Hashable {
 /// A change as the store records it for delivery: the new stored values, and where they came from.
 ///
 /// A class, so that queueing and delivering it copies one reference: as a struct, its arrays and
-/// optional string were copied and destroyed through value witnesses, about 300 instructions of
-/// every write.
+/// optional string would be copied and destroyed through value witnesses on every write.
 final class CommittedChange: Sendable {
     let changes: [EntryChange]
     let origin: ChangeOrigin

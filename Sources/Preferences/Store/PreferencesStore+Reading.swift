@@ -15,8 +15,8 @@ extension PreferencesStore {
     /// - Parameter key: The key to read or write.
     public subscript<Value>(key: PreferenceKey<Value>) -> Value {
         // Specialised inside the library for the types most preferences have: the app's module
-        // calls the getter unspecialised, and generic code read an Int in 713 instructions against
-        // 617. A read of any other type pays a few instructions for the check of its type.
+        // calls the getter unspecialised, and unspecialised generic code reads them more slowly. A
+        // read of any other type pays only for the check of its type.
         @_specialize(where Value == Int)
         @_specialize(where Value == Bool)
         @_specialize(where Value == Double)
@@ -132,8 +132,8 @@ extension PreferencesStore {
         tracksAccess: Bool = false,
         readsOverrides: Bool = true
     ) throws(PreferencesError) -> PreferenceSource? {
-        // The key's own storage key is passed borrowed: built or copied here, it cost a read two
-        // string retains and releases.
+        // The key's own storage key is passed borrowed: built or copied here, it would cost a read
+        // two string retains and releases.
         guard key.isInAppNamespace, !hasDefaultAppNamespace else {
             return try readStoredValue(
                 for: key, at: key.defaultStorageKey, serial: key.serial, into: &value,
@@ -160,8 +160,8 @@ extension PreferencesStore {
         let codec = key.codec
         let type = registeringType ? Value.self : nil
         guard !codec.decodesInPlace else {
-            // Decoded from the slot itself: copying the stored value out first, and destroying the
-            // copy, cost a read about 100 instructions.
+            // Decoded from the slot itself: copying the stored value out first would make every read
+            // copy it and destroy the copy.
             var isOverridden = false
             var read = StoredRead.absent
             let (_, conflictingType) = withCurrentSlot(
@@ -249,8 +249,8 @@ extension PreferencesStore {
     private struct SlotSnapshot {
         /// The stored value if `hasStored`, and a placeholder if not.
         ///
-        /// Not an optional: copies of a `StoredValue?` went through the generic `Optional`'s value
-        /// witnesses, 140 instructions of a 1,170-instruction read.
+        /// Not an optional: copies of a `StoredValue?` would go through the generic `Optional`'s
+        /// value witnesses on every read.
         var stored = StoredValue.bool(false)
         var hasStored = false
         var decoded: DecodedValue?
@@ -274,7 +274,7 @@ extension PreferencesStore {
     ///
     /// Always inlined, so that it is specialised for each caller's result, whatever the key's
     /// value type: through a closure that filled a variable of the caller's, a read that copies
-    /// the slot out cost 86 instructions more.
+    /// the slot out would cost more.
     ///
     /// - Returns: What `body` returned, and the type the key was first used with when `type` is
     ///   another, reported once.

@@ -160,8 +160,7 @@ extension PreferencesStore {
                         effective.reserveCapacity(changes.count)
                         slots.reserveCapacity(changes.count)
                         // By index: each field is read where it lies, where `for change in changes`
-                        // copied every change whole, through its value witness (measured: 100
-                        // instructions a write).
+                        // would copy every change whole, through its value witness.
                         for index in changes.indices {
                             let slot = state.slot(for: changes[index].key)
                             if let type = changes[index].valueType, let first = slot.register(type) {
@@ -259,7 +258,7 @@ extension PreferencesStore {
             var isChange = true
             var path: KeyPath<PreferencesStore, Int>?
             // Copied here, where it is loaded: copied inside the closure, from the captured change's
-            // address, it went through the type's runtime value witnesses, 110 instructions a write.
+            // address, it would go through the type's runtime value witnesses on every write.
             let value = change.value
             try backend.commitExclusively(change, flushesToDisk: durability == .synchronous) { update, isCommitted in
                 guard isCommitted else { return absorb(update) }
@@ -291,7 +290,7 @@ extension PreferencesStore {
     ///
     /// Reported at once, under the locks, as a failed commit's are (``absorb(_:)``): reporting
     /// only yields to the error streams, and runs no code of the app's. Gathered into an array to
-    /// report after the commit, they cost every write the release of that empty array.
+    /// report after the commit, they would cost every write the release of that empty array.
     @inline(__always)
     private func takeIn(_ update: BackendUpdate) {
         if !update.records.isEmpty {
@@ -311,8 +310,8 @@ extension PreferencesStore {
 
     /// Applies what the backend caught up with to memory, and reports its problems.
     func absorb(_ update: BackendUpdate) {
-        // The common case, nobody else committed: only the count to note (the rest cost a write
-        // about 30 instructions).
+        // The common case, nobody else committed: only the count to note, with no records to apply
+        // and no problems to report.
         guard !update.records.isEmpty || !update.problems.isEmpty else {
             state.withLock { $0.seenCommitCount = update.commitCount }
             return

@@ -25,7 +25,7 @@ struct StoreState {
     /// The keys the app declared with ``PreferencesStore/register(_:)-(PreferenceKeys...)``.
     var declarations: [StorageKey: KeyDeclaration] = [:]
     /// The last commit's array of changes, for the next commit to empty and fill: a write then
-    /// allocates no array for its record (measured: 500 instructions, with freeing it).
+    /// allocates and frees no array for its record.
     private var spareChanges: [EntryChange] = []
     /// The slots of the last commit's changes, kept for the next commit likewise.
     private var spareSlots: [Slot] = []
@@ -138,8 +138,7 @@ struct StoreState {
 
 /// The Observation framework's key paths of the keys a commit changed, for the store to announce.
 ///
-/// The first is held inline: a commit of one key, the common one, then allocates no array for its
-/// path (measured: 500 instructions a write, with the copy into the change hub's queue).
+/// The first is held inline: a commit of one key, the common one, then allocates no array for its path.
 struct ObservationPaths {
     private(set) var first: KeyPath<PreferencesStore, Int>?
     private(set) var rest: [KeyPath<PreferencesStore, Int>] = []
@@ -162,8 +161,7 @@ final class Slot {
     // rules out overlapping ones, so the per-access runtime check would only cost reads time.
 
     // The fields a read of a scalar touches come first, within 48 bytes, so that they mostly share
-    // a cache line: with 10,000 keys a read's slot is rarely in the cache (a read there took 50–56
-    // ns against 55–57 with them spread over 88 bytes).
+    // a cache line: with 10,000 keys a read's slot is rarely in the cache.
     /// The stored value; `nil` when there is no entry.
     @exclusivity(unchecked) var stored: StoredValue?
     /// The value type the key was first used with in this process.
@@ -204,7 +202,7 @@ final class Slot {
     }
 
     /// What `register(_:)` does for a key's first type or a conflicting one: apart from the read
-    /// path, which the split spares about 14 instructions.
+    /// path, which keeps only the comparison with the first type.
     @inline(never)
     private func registerAnother(_ type: any Any.Type) -> (any Any.Type)? {
         guard let first = valueType else {
@@ -214,14 +212,14 @@ final class Slot {
         return reportedConflicts.insert(ObjectIdentifier(type)).inserted ? first : nil
     }
 
-    /// Whether the slot stores `value`, compared where it lies: `stored != value` copied both
-    /// optionals twice, into a tuple and out of it, 37 instructions more a write.
+    /// Whether the slot stores `value`, compared where it lies: `stored != value` would copy both
+    /// optionals twice on every write, into a tuple and out of it.
     func stores(_ value: borrowing StoredValue?) -> Bool {
         Self.same(stored, value)
     }
 
     /// Whether two optional values are the same, both borrowed: binding the slot's value to compare
-    /// it copied it out first.
+    /// it would copy it out first.
     private static func same(_ lhs: borrowing StoredValue?, _ rhs: borrowing StoredValue?) -> Bool {
         switch lhs {
         case .none:
@@ -240,7 +238,7 @@ final class Slot {
     func replace(with value: StoredValue?) {
         stored = value
         // Only when set: the library's scalars are never cached, and assigning `nil` over `nil`
-        // still called into the runtime to release the old one.
+        // still calls into the runtime to release the old one.
         if decoded != nil {
             decoded = nil
         }

@@ -3,9 +3,8 @@ import CPreferencesAtomics
 /// A value behind a lock: the store's shared state.
 ///
 /// The lock is one word (`preferences_lock` in `CPreferencesAtomics`): free, it costs an atomic
-/// operation to take and one to release, where a `pthread_mutex_t` cost a read or a write about
-/// 45 instructions more, a dozen times a write. It is not recursive: nothing inside `withLock`
-/// takes the same lock again.
+/// operation to take and one to release, less than a `pthread_mutex_t`: every read takes it, and
+/// a write many times. It is not recursive: nothing inside `withLock` takes the same lock again.
 final class Locked<State>: @unchecked Sendable {
     // `@unchecked` because the compiler cannot see the lock: the state is only touched inside
     // `withLock`, while the lock is held, so no two threads ever reach it at once and no access to

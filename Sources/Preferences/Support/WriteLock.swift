@@ -7,8 +7,8 @@ import CPreferencesAtomics
 ///
 /// It is a lock of one word (`preferences_lock`, as ``Locked``'s), with the thread that holds it
 /// and how many times over beside it: taking it free costs an atomic operation and naming the
-/// thread, taking it again a comparison. A recursive `pthread_mutex_t` cost a write about 160
-/// instructions more.
+/// thread, taking it again a comparison, where a recursive `pthread_mutex_t` would cost every
+/// write more.
 final class WriteLock: @unchecked Sendable {
     // `@unchecked` because the compiler cannot see the lock. The lock word and the holder are only
     // reached through atomic operations; the depth only by the thread that holds the lock. All three
