@@ -62,11 +62,7 @@ extension FileEngine {
         if let lockFile, try !lockFile.lockIfFree(exclusive: true) {
             if let (loaded, count) = try engine.loadWithoutTheLock(lockFile) {
                 let entries = engine.state.withLock { (state: inout State) in
-                    state.install(loaded)
-                    state.seenCount = count
-                    if let reason = loaded.refusal, state.refusal == nil {
-                        state.refusal = reason
-                    }
+                    state.installOpened(loaded, seenCount: count)
                     return state.entries
                 }
                 return Opened(engine: engine, entries: entries, problems: problems)
@@ -83,11 +79,7 @@ extension FileEngine {
             if throwsIfDamaged, let first = loaded.damaged.first {
                 throw PreferencesError(.damagedFile(path: first.path, damage: first.damage))
             }
-            state.install(loaded)
-            state.seenCount = lockFile?.commitCount ?? 0
-            if let reason = loaded.refusal, state.refusal == nil {
-                state.refusal = reason
-            }
+            state.installOpened(loaded, seenCount: lockFile?.commitCount ?? 0)
             if lockFile == nil || loaded.refusal != nil {
                 problems += loaded.damaged.map { PreferencesError(.damagedFile(path: $0.path, damage: $0.damage)) }
             } else if !loaded.damaged.isEmpty {
@@ -371,6 +363,16 @@ extension FileEngine {
 }
 
 extension FileEngine.State {
+    /// Takes in what opening read, current with commit count `seenCount`, refusing writes if the
+    /// files said to.
+    mutating func installOpened(_ loaded: FileEngine.Loaded, seenCount: UInt64) {
+        install(loaded)
+        self.seenCount = seenCount
+        if let reason = loaded.refusal, refusal == nil {
+            refusal = reason
+        }
+    }
+
     mutating func install(_ loaded: FileEngine.Loaded) {
         entries = loaded.entries
         generation = loaded.generation
