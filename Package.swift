@@ -15,8 +15,8 @@ let strictSettings: [SwiftSetting] =
 
 let package = Package(
     name: "Preferences",
-    // Observation needs macOS 14 / iOS 17; the store uses its own lock rather than `Mutex`
-    // so that it does not need macOS 15 / iOS 18.
+    // Observation needs macOS 14 / iOS 17; the store locks with `pthread_mutex_t` rather than
+    // `Mutex` so that it does not need macOS 15 / iOS 18.
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
@@ -33,7 +33,7 @@ let package = Package(
             swiftSettings: upcomingFeatures + strictSettings
         ),
         // What Swift cannot say itself: atomics on words of a page several processes map, the robust
-        // process-shared mutex, waiting on a shared word (futex), the in-process lock, CRC-32C.
+        // process-shared mutex, waiting on a shared word (futex), CRC-32C.
         .target(name: "CPreferencesAtomics"),
         // The demo and the benchmarks are no products, so that packages depending on this one see
         // only the library and `prefs`; `swift run` still runs them from a clone, by target name.

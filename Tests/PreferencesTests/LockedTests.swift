@@ -4,7 +4,7 @@ import Testing
 
 @testable import Preferences
 
-/// The one-word lock behind the store's state: what it guards is never touched by two threads at once.
+/// The locks behind the store: what they guard is never touched by two threads at once.
 struct LockedTests {
     /// Four threads add one at a time, often finding the lock held: none of their sums is lost,
     /// and no thread is ever inside while another is.
@@ -47,5 +47,45 @@ struct LockedTests {
         }
         #expect(group.wait(timeout: .now() + 5) == .success)
         #expect(log.withLock { $0 } == ["holder", "waiter"])
+    }
+
+    /// A transaction writes inside the write lock: taking it again on the same thread goes on, and
+    /// what runs after release runs once, after the outermost hold, with the lock free.
+    @Test func theWriteLockIsRecursiveAndRunsItsClosureOnceAfterTheOutermostRelease() {
+        let lock = WriteLock()
+        let events = Locked([String]())
+        lock.withLock {
+            #expect(lock.isHeldOnce)
+            lock.withLock {
+                #expect(!lock.isHeldOnce)
+                events.withLock { $0.append("inner") }
+            } afterRelease: {
+                events.withLock { $0.append("inner released") }
+            }
+            events.withLock { $0.append("outer") }
+        } afterRelease: {
+            // Free now: another thread takes it without waiting for this closure.
+            let group = DispatchGroup()
+            DispatchQueue.global().async(group: group) {
+                lock.withLock { events.withLock { $0.append("other thread") } } afterRelease: {}
+            }
+            #expect(group.wait(timeout: .now() + 5) == .success)
+            events.withLock { $0.append("outer released") }
+        }
+        #expect(events.withLock { $0 } == ["inner", "outer", "other thread", "outer released"])
+    }
+
+    /// A body that throws releases the lock and still runs what follows the release.
+    @Test func aThrowingBodyReleasesTheWriteLock() {
+        struct Failure: Error {}
+        let lock = WriteLock()
+        var released = false
+        #expect(throws: Failure.self) {
+            try lock.withLock { () throws(Failure) in throw Failure() } afterRelease: { released = true }
+        }
+        #expect(released)
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { lock.withLock {} afterRelease: {} }
+        #expect(group.wait(timeout: .now() + 5) == .success)
     }
 }

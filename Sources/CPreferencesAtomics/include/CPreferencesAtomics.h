@@ -1,7 +1,6 @@
 #ifndef C_PREFERENCES_ATOMICS_H
 #define C_PREFERENCES_ATOMICS_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,45 +45,6 @@ static inline bool preferences_atomic_compare_exchange_sequenced(void *address, 
 
 /// Orders every store before it before every store after it, as seen from any process.
 static inline void preferences_fence_release(void) { atomic_thread_fence(memory_order_release); }
-
-// A lock of one 32-bit word, zero when free, for the store's state inside one process: taking and
-// releasing it free costs an atomic operation each, where a `pthread_mutex_t` costs two calls into
-// libc that test its kind first. Not recursive; released by the thread that took it.
-//
-// Linux: 0 free, 1 held, 2 held with sleepers, who sleep on a private futex ("Futexes Are Tricky",
-// Drepper). Apple: the word is an `os_unfair_lock`, which is zero when free too.
-
-#if defined(__APPLE__)
-#include <os/lock.h>
-#endif
-
-/// A number that names the calling thread for as long as it runs (its `pthread_t`).
-static inline uintptr_t preferences_thread_identity(void) { return (uintptr_t)pthread_self(); }
-
-void preferences_lock_contended(void *address);
-void preferences_unlock_contended(void *address);
-
-static inline void preferences_lock(void *address) {
-#if defined(__APPLE__)
-    os_unfair_lock_lock((os_unfair_lock_t)address);
-#else
-    uint32_t expected = 0;
-    if (!atomic_compare_exchange_strong_explicit(
-            (_Atomic uint32_t *)address, &expected, 1, memory_order_acquire, memory_order_relaxed)) {
-        preferences_lock_contended(address);
-    }
-#endif
-}
-
-static inline void preferences_unlock(void *address) {
-#if defined(__APPLE__)
-    os_unfair_lock_unlock((os_unfair_lock_t)address);
-#else
-    if (atomic_exchange_explicit((_Atomic uint32_t *)address, 0, memory_order_release) == 2) {
-        preferences_unlock_contended(address);
-    }
-#endif
-}
 
 // Waiting for another process to change a word in shared memory, without polling.
 
