@@ -14,8 +14,9 @@ import Preferences
 enum CountedOperation: String, CaseIterable {
     /// One overwrite of an Int in a file store, default durability, with no compaction among them.
     case writeInt = "write-int"
-    /// The same, of keys an Observation tracking scope read once (a view that showed them): each
-    /// write is announced to the framework, which a write of a key never tracked skips.
+    /// The same, of keys an Observation tracking scope read (a view that shows them): each write
+    /// is announced to the framework, which calls the scope, and which a write of a key nothing
+    /// tracks skips.
     case writeIntTracked = "write-int-tracked"
     /// Overwrites of every key in turn, compactions included: the write averaged over whole passes.
     case writePass = "write-pass"
@@ -70,12 +71,18 @@ struct CountedRun {
                 _ = store[theme]
             }
         } else if operation != .open && operation != .catchUp {
+            // Only the read operation reads through the subscript, which tells the Observation
+            // framework of the read: a write of a key read that way is announced.
             for key in keys {
-                _ = store[key]
+                if operation == .readInt {
+                    _ = store[key]
+                } else {
+                    _ = try store.value(for: key)
+                }
             }
-            // After the reads, so that this write announces its key as the counted ones do: written
-            // first, the first announcement (and the run-time linker binding the Observation
-            // framework's functions) fell inside the count, about 30 instructions a write.
+            // The first write and the first announcement outside the count: the run-time linker
+            // binds the functions they call then, about 30 instructions a write if counted.
+            trackOnce(keys.prefix(1), in: store)
             try store.setValue(-1, for: keys[0])
         }
         if operation == .writeIntTracked {
@@ -135,9 +142,8 @@ struct CountedRun {
     }
 }
 
-/// Reads each key in a tracking scope of its own, as a view's body does, then writes it, which
-/// fires the scope: the counted writes then announce keys the framework tracked, with no scope
-/// left to call.
+/// Reads each key in a tracking scope of its own, as a view's body does: the next write of each
+/// is announced, and calls its scope.
 private func trackOnce(_ keys: ArraySlice<PreferenceKey<Int>>, in store: PreferencesStore) {
     #if canImport(Observation)
         for key in keys {
@@ -145,7 +151,6 @@ private func trackOnce(_ keys: ArraySlice<PreferenceKey<Int>>, in store: Prefere
                 _ = store[key]
             } onChange: {
             }
-            store[key] = -2
         }
     #endif
 }

@@ -79,16 +79,20 @@ extension Commands {
     }
 
     /// Prints each change other processes, or this one, make, until interrupted.
-    mutating func watch() async throws(ToolError) -> ExitCode {
+    ///
+    /// The main thread then parks in `dispatchMain()` rather than awaiting a stream: an `async`
+    /// main keeps a once-a-second timer running on Linux, and an idle watch should not wake at all.
+    mutating func watch() throws(ToolError) -> Never {
         let store = try existingStore()
         let only = try invocation.operands.first.map { (text: String) throws(ToolError) in try invocation.key(text) }
         output.line("Watching \(store.fileURL?.path ?? ""); press Ctrl-C to stop.")
-        for await change in store.changesToEveryKey() {
+        let output = output
+        let observation = store.observeEveryKey { change in
             for key in change.keys where only == nil || key == only {
                 let value = store.storedValue(at: key)
                 output.change(key: key, value: value, origin: change.origin, writeIdentifier: change.writeIdentifier)
             }
         }
-        return .success
+        withExtendedLifetime(observation) { dispatchMain() }
     }
 }

@@ -4,7 +4,7 @@ import Preferences
 // prefs: a command-line tool to read, write, check and repair Preferences stores. See Help.tool,
 // or run `prefs --help`.
 
-func run() async -> ExitCode {
+func run() -> ExitCode {
     do throws(ToolError) {
         let invocation = try Invocation(Array(CommandLine.arguments.dropFirst()))
         if invocation.help {
@@ -23,7 +23,7 @@ func run() async -> ExitCode {
         case "repair": return try commands.repair()
         case "ledger": return try commands.ledger()
         case "compact": return try commands.compact()
-        case "watch": return try await commands.watch()
+        case "watch": try commands.watch()
         case "schema": return try commands.schema()
         default:
             throw ToolError(.usage, "unknown command '\(invocation.command)'. Run 'prefs --help' for the commands.")
@@ -34,4 +34,4 @@ func run() async -> ExitCode {
     }
 }
 
-exit(await run().rawValue)
+exit(run().rawValue)

@@ -3,6 +3,12 @@ import Testing
 
 @testable import Preferences
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Runs the built `prefs` binary as a real process.
 private func prefs(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
     try ChildProcess.run("prefs", arguments)
@@ -286,6 +292,24 @@ struct PrefsToolTests {
         let directory = try sampleStore()
         let watcher = try ChildProcess.startCollectingOutput("prefs", ["watch", directory.storeURL.path])
         watcher.waitFor("Watching")
+        #expect(try prefs(["write", directory.storeURL.path, "app:count", "8"]).status == 0)
+        watcher.waitFor("app:count = 8  (from another process)")
+    }
+
+    /// An idle watch sleeps: no timer, in the tool or the library, wakes it while nothing changes.
+    @Test(.enabled(if: LockFile.canWait, "this platform watches by polling"))
+    func anIdleWatchDoesNotWakeUp() throws {
+        let directory = try sampleStore()
+        let watcher = try ChildProcess.startCollectingOutput("prefs", ["watch", directory.storeURL.path])
+        watcher.waitFor("Watching")
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = watcher.voluntaryContextSwitches
+        Thread.sleep(forTimeInterval: 3)
+        let wakeUps = watcher.voluntaryContextSwitches - before
+        // A once-a-second timer would make three here. Under ThreadSanitizer its own thread wakes
+        // ten times a second in every process.
+        let allowed = dlsym(nil, "__tsan_init") == nil ? 0 : 35
+        #expect(wakeUps <= allowed, "\(wakeUps) wake-ups in 3 s with nothing to print")
         #expect(try prefs(["write", directory.storeURL.path, "app:count", "8"]).status == 0)
         watcher.waitFor("app:count = 8  (from another process)")
     }

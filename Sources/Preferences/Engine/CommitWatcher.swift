@@ -1,8 +1,11 @@
 import Dispatch
 import Foundation
 
-/// Tells a store, while it has observers, that another store or process committed, so that they
-/// hear of it without waiting for the store's next read or write.
+/// Tells a store, while something observes it, that another store or process committed, so that
+/// observers hear of it without waiting for the store's next read or write.
+///
+/// It runs while a stream or callback observes, or while the Observation framework may track a key
+/// (see ``StoreState/track(_:)``), and stops when neither does.
 ///
 /// On Linux a thread sleeps on the commit count in the shared lock page (a futex), and the
 /// committing process wakes it: no timer, no wake-up while nothing changes, and a write pays for the
@@ -18,9 +21,14 @@ final class CommitWatcher: Sendable {
         /// The sleeping thread's stop flag, while one runs.
         var sleeper: Locked<Bool>?
         var timer: (any DispatchSourceTimer)?
-        /// Set once the Observation framework tracks a key of the store: from then on the watch
-        /// never stops, since nothing says when tracking ends.
-        var isAlwaysNeeded = false
+        /// Whether a stream or callback observes the store.
+        var hasObservers = false
+        /// Whether the Observation framework may track a key of the store (see
+        /// ``StoreState/track(_:)``).
+        var hasTrackedKeys = false
+
+        var isNeeded: Bool { hasObservers || hasTrackedKeys }
+        var isRunning: Bool { sleeper != nil || timer != nil }
     }
 
     private let state = Locked(State())
@@ -30,8 +38,7 @@ final class CommitWatcher: Sendable {
     }
 
     deinit {
-        state.withLock { $0.isAlwaysNeeded = false }
-        update(isNeeded: false)
+        update { $0.hasObservers = false; $0.hasTrackedKeys = false }
     }
 
     /// Sets what a commit elsewhere makes happen: the store's catch-up, captured weakly.
@@ -39,24 +46,30 @@ final class CommitWatcher: Sendable {
         state.withLock { $0.onCommit = onCommit }
     }
 
-    /// Watches from now on, whoever observes: for keys the Observation framework tracks.
-    func watchAlways() {
-        state.withLock { $0.isAlwaysNeeded = true }
-        update(isNeeded: true)
+    /// Whether it watches now: for a test.
+    var isRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// Watches while a stream or callback observes the store.
+    func update(hasObservers: Bool) {
+        update { $0.hasObservers = hasObservers }
     }
 
-    /// Starts watching when someone observes, and stops when nobody does.
-    func update(isNeeded: Bool) {
+    /// Watches while the Observation framework may track a key of the store.
+    func update(hasTrackedKeys: Bool) {
+        update { $0.hasTrackedKeys = hasTrackedKeys }
+    }
+
+    /// Changes why it watches, then starts or stops to match.
+    private func update(_ change: (inout State) -> Void) {
         let stopped = state.withLock { state -> Bool in
-            let isNeeded = isNeeded || state.isAlwaysNeeded
-            let isRunning = state.sleeper != nil || state.timer != nil
-            if isNeeded, !isRunning, let onCommit = state.onCommit {
+            change(&state)
+            if state.isNeeded, !state.isRunning, let onCommit = state.onCommit {
                 if LockFile.canWait {
                     state.sleeper = startSleeper(onCommit)
                 } else {
                     state.timer = startTimer(onCommit)
                 }
-            } else if !isNeeded, isRunning {
+            } else if !state.isNeeded, state.isRunning {
                 state.timer?.cancel()
                 state.timer = nil
                 state.sleeper?.withLock { $0 = true }

@@ -1,7 +1,7 @@
 /// Serial numbers for key objects: each `PreferenceKey` made takes the next.
 ///
 /// A store keeps the slots of the keys it is read through in an array by serial (see
-/// `StoreState.withSlot(for:serial:_:)`), so that a read finds its slot without hashing, and,
+/// `StoreState.withSlot(for:serial:tracking:_:)`), so that a read finds its slot without hashing, and,
 /// reading keys in the order they were declared, in the order they lie in memory. The counter is
 /// one number: nothing is kept per key. Zero is no serial, which every key made after the
 /// counter's last number gets.

@@ -118,7 +118,7 @@ final class ChangeHub: Sendable {
     /// for the Observation framework, the key paths of its keys that a view may track.
     ///
     /// Call it with the store's write lock held, in commit order. `observationPaths` holds the paths
-    /// of the keys read through the subscript at some point (see ``Slot/announcedPath``).
+    /// of the keys the framework may track (see ``StoreState/announcement(for:)``).
     func enqueue(
         _ changes: [EntryChange],
         origin: ChangeOrigin,

@@ -170,7 +170,8 @@ extension PreferencesStore {
                 handler(value, change.publicChange(appNamespace: appNamespace))
             }
         }
-        return addObserver(.keys([storageKey]), start: { start(self[key]) }, deliver: deliver)
+        return addObserver(
+            .keys([storageKey]), start: { start(self.currentValue(for: key, tracksAccess: false)) }, deliver: deliver)
     }
 
     /// Adds an observer with the write lock held, so that no commit falls between `start` and the
@@ -185,10 +186,10 @@ extension PreferencesStore {
             start()
             return changeHub.add(filter, deliver: deliver)
         }
-        commitWatcher?.update(isNeeded: true)
+        commitWatcher?.update(hasObservers: true)
         return PreferencesObservation { [changeHub, commitWatcher] in
             changeHub.remove(id)
-            commitWatcher?.update(isNeeded: changeHub.hasObservers)
+            commitWatcher?.update(hasObservers: changeHub.hasObservers)
         }
     }
 }

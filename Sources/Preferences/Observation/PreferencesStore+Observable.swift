@@ -43,17 +43,3 @@ extension PreferencesStore {
     /// of its own, `\.[observing: key]`.
     subscript(observing key: ObservedKey) -> Int { 0 }
 }
-
-extension Slot {
-    /// The key path to announce a change of this key through: `nil` unless the key was read
-    /// through the subscript at some point.
-    ///
-    /// The Observation framework tracks only key paths a read passed to its registrar's `access`,
-    /// which only the subscript does, with this path: a key never read that way has no observer to
-    /// tell of a change, and its writes skip the framework's `willSet` and `didSet`. The flag is set
-    /// under the store's state lock before the read's value is read, so a write that commits after
-    /// that read finds it.
-    var announcedPath: KeyPath<PreferencesStore, Int>? {
-        isReadThroughSubscript ? observationPath : nil
-    }
-}

@@ -81,7 +81,7 @@ extension PreferencesStore {
                 let changes = changed.sorted().map { key in
                     let slot = state.slot(for: key)
                     slot.override = entries[key]
-                    if let path = slot.announcedPath {
+                    if let path = state.announcement(for: slot) {
                         paths.append(path)
                     }
                     return EntryChange(key: key, value: slot.stored)

@@ -306,23 +306,15 @@ extension PreferencesStore {
         _ body: (Slot) -> Result
     ) -> (Result, conflictingType: (any Any.Type)?)? {
         let commitCount = backend.commitCount
-        var isFirstTracked = false
-        defer {
-            // A key a view may track: other processes' changes to it must reach the view even
-            // with no stream or callback observing.
-            if isFirstTracked {
-                commitWatcher?.watchAlways()
-            }
-        }
         return state.withLock { state in
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
-            return state.withSlot(for: key, serial: serial) { slot in
+            // Tracked under the lock, before the value is read: a write that commits after this read
+            // then finds the key tracked, and announces its change.
+            return state.withSlot(for: key, serial: serial, tracking: tracksAccess) { slot in
                 #if canImport(Observation)
                     // Inside the lock: `access` runs no code of the app's, and takes no lock unless
                     // tracking.
                     if tracksAccess {
-                        isFirstTracked = !slot.isReadThroughSubscript
-                        slot.isReadThroughSubscript = true
                         trackAccess(slot.observationPath)
                     }
                 #endif

@@ -272,7 +272,7 @@ extension PreferencesStore {
                         return
                     }
                     found.replace(with: value)
-                    path = found.announcedPath
+                    path = state.announcement(for: found)
                 }
             }
             guard isChange else { return }

@@ -101,13 +101,14 @@ public final class PreferencesStore: Sendable {
         hasDefaultAppNamespace = appNamespace == Self.defaultAppNamespace
         self.fileURL = fileURL
         self.durability = durability
-        state = Locked(StoreState(loaded: entries, seenCommitCount: backend.commitCount))
+        let commitWatcher = backend.makeCommitWatcher()
+        self.commitWatcher = commitWatcher
+        state = Locked(StoreState(loaded: entries, seenCommitCount: backend.commitCount, commitWatcher: commitWatcher))
         overrideLayers = overrides.isEmpty ? nil : OverrideLayers(overrides)
         errorChannel = ErrorChannel()
         let changeHub = ChangeHub()
         self.changeHub = changeHub
         writeLock = WriteLock()
-        commitWatcher = backend.makeCommitWatcher()
         errorChannel.report(problems)
         commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
         backend.onChangesElsewhere { [weak self] in self?.catchUpIfNeeded() }

@@ -29,10 +29,45 @@ struct StoreState {
     private var spareChanges: [EntryChange] = []
     /// The slots of the last commit's changes, kept for the next commit likewise.
     private var spareSlots: [Slot] = []
+    /// How many keys the Observation framework may track (see ``track(_:)``).
+    private var trackedKeyCount = 0
+    /// Watches other processes' commits, for the store's observers and tracked keys.
+    private let commitWatcher: CommitWatcher?
 
-    init(loaded: StoredEntries, seenCommitCount: UInt64) {
+    init(loaded: StoredEntries, seenCommitCount: UInt64, commitWatcher: CommitWatcher?) {
         self.loaded = loaded
         self.seenCommitCount = seenCommitCount
+        self.commitWatcher = commitWatcher
+    }
+
+    /// Notes a read that told the Observation framework of a key: until a change of the key is
+    /// announced, something may track it, and other processes' commits are watched for it.
+    ///
+    /// The framework tells a tracker of one change and then forgets it (`withObservationTracking`
+    /// calls `onChange` once; a SwiftUI view reads again as it redraws, and so tracks anew). Once a
+    /// change of every key read with tracking has been announced since that read, nothing tracks
+    /// any, and the watch stops.
+    @inline(never)
+    mutating func track(_ slot: Slot) {
+        guard !slot.mayBeTracked else { return }
+        slot.mayBeTracked = true
+        trackedKeyCount += 1
+        if trackedKeyCount == 1 {
+            commitWatcher?.update(hasTrackedKeys: true)
+        }
+    }
+
+    /// The key path to announce a change of a slot's key through, `nil` if nothing may track the
+    /// key: the announcement ends every tracking of it (see ``track(_:)``).
+    @inline(__always)
+    mutating func announcement(for slot: Slot) -> KeyPath<PreferencesStore, Int>? {
+        guard slot.mayBeTracked else { return nil }
+        slot.mayBeTracked = false
+        trackedKeyCount -= 1
+        if trackedKeyCount == 0 {
+            commitWatcher?.update(hasTrackedKeys: false)
+        }
+        return slot.observationPath
     }
 
     /// Applies changes committed elsewhere, or by this store.
@@ -51,7 +86,7 @@ struct StoreState {
                 index < found.count
                 ? found[index] : slots[changes[index].key] ?? makeSlot(for: changes[index].key, stored: nil)
             slot.replace(with: changes[index].value)
-            if let path = slot.announcedPath {
+            if let path = announcement(for: slot) {
                 paths.append(path)
             }
         }
@@ -83,17 +118,29 @@ struct StoreState {
     }
 
     /// Runs `body` on the slot of a key whose key object's serial is `serial` (zero for none), made
-    /// if the key has none: through the array by serial, else as ``slot(for:)`` finds it.
+    /// if the key has none: through the array by serial, else as ``slot(for:)`` finds it. With
+    /// `tracking`, first notes that the Observation framework may track the key (``track(_:)``).
     @inline(__always)
-    mutating func withSlot<Result>(for key: StorageKey, serial: UInt32, _ body: (Slot) -> Result) -> Result {
+    mutating func withSlot<Result>(
+        for key: StorageKey,
+        serial: UInt32,
+        tracking: Bool,
+        _ body: (Slot) -> Result
+    ) -> Result {
         let index = Int(serial)
-        if index < slotsBySerial.count, let slot = slotsBySerial[index] {
-            return body(slot)
+        let slot: Slot
+        if index < slotsBySerial.count, let found = slotsBySerial[index] {
+            slot = found
+        } else {
+            slot = slotRecordingSerial(for: key, serial: serial)
         }
-        return body(slotRecordingSerial(for: key, serial: serial))
+        if tracking, !slot.mayBeTracked {
+            track(slot)
+        }
+        return body(slot)
     }
 
-    /// What ``withSlot(for:serial:_:)`` does the first time a serial is asked for: apart from the
+    /// What ``withSlot(for:serial:tracking:_:)`` does the first time a serial is asked for: apart from the
     /// read path.
     @inline(never)
     private mutating func slotRecordingSerial(for key: StorageKey, serial: UInt32) -> Slot {
@@ -171,9 +218,8 @@ final class Slot {
     /// A constant, made with the slot: a `let` of an object the read holds, which the compiler can
     /// pass to the framework without retaining it (a retain touches one more object).
     let observationPath: KeyPath<PreferencesStore, Int>
-    /// Whether the key was read through the subscript, which tells the Observation framework of the
-    /// read (see ``announcedPath``).
-    @exclusivity(unchecked) var isReadThroughSubscript = false
+    /// Whether the Observation framework may track the key (see ``StoreState/track(_:)``).
+    @exclusivity(unchecked) var mayBeTracked = false
     /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
     @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.

@@ -41,14 +41,12 @@ extension PreferencesStore {
         }
     }
 
-    /// Every commit that changes any key outside the reserved namespaces.
-    package func changesToEveryKey() -> AsyncStream<PreferencesChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PreferencesChange.self)
-        let observation = addObserver(.everything) { [appNamespace] change in
-            continuation.yield(change.publicChange(appNamespace: appNamespace))
+    /// Calls `handler` after each commit that changes any key outside the reserved namespaces,
+    /// until the returned observation is cancelled or released.
+    package func observeEveryKey(handler: @escaping @Sendable (PreferencesChange) -> Void) -> PreferencesObservation {
+        addObserver(.everything) { [appNamespace] change in
+            handler(change.publicChange(appNamespace: appNamespace))
         }
-        continuation.onTermination = { _ in observation.cancel() }
-        return stream
     }
 }
 
