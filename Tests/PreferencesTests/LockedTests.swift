@@ -67,7 +67,10 @@ struct LockedTests {
             // Free now: another thread takes it without waiting for this closure.
             let group = DispatchGroup()
             DispatchQueue.global().async(group: group) {
-                lock.withLock { events.withLock { $0.append("other thread") } } afterRelease: {}
+                lock.withLock {
+                    events.withLock { $0.append("other thread") }
+                } afterRelease: {
+                }
             }
             #expect(group.wait(timeout: .now() + 5) == .success)
             events.withLock { $0.append("outer released") }
@@ -81,11 +84,19 @@ struct LockedTests {
         let lock = WriteLock()
         var released = false
         #expect(throws: Failure.self) {
-            try lock.withLock { () throws(Failure) in throw Failure() } afterRelease: { released = true }
+            try lock.withLock { () throws(Failure) in
+                throw Failure()
+            } afterRelease: {
+                released = true
+            }
         }
         #expect(released)
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { lock.withLock {} afterRelease: {} }
+        DispatchQueue.global().async(group: group) {
+            lock.withLock {
+            } afterRelease: {
+            }
+        }
         #expect(group.wait(timeout: .now() + 5) == .success)
     }
 }

@@ -83,6 +83,39 @@ struct LogIntegrityTests {
         #expect(damageReports(of: unmarked).count == 1)
     }
 
+    /// With the lock file gone nothing says where acknowledged commits end: a log cut inside its
+    /// last record is a write cut short, at the first opening and at every one after it, whoever
+    /// wrote since.
+    @Test(arguments: [false, true])
+    func aLogCutInsideItsLastRecordWithTheLockFileGoneGetsOneVerdict(writesBetween: Bool) throws {
+        let directory = try storeWithLog(commits: 3)
+        let bytes = Array(try Data(contentsOf: directory.logURL))
+        let bounds = recordBounds(of: bytes)
+        try FileManager().removeItem(at: directory.lockURL)
+        let cut = Array(bytes.prefix(bounds[3] - 3))
+        try Data(cut).write(to: directory.logURL)
+
+        let first = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(first[counter] == 2)
+        #expect(damageReports(of: first).isEmpty)
+        // Nothing cut off, nothing zeroed: only the lock stamp, a hint outside every checksum, names
+        // the lock page this opening set up (see `LockFile.confirm(stampedAt:)`).
+        var after = Array(try Data(contentsOf: directory.logURL))
+        #expect(after.count == cut.count)
+        let stamp = LogFile.lockStampOffset..<LogFile.recordsOffset
+        after.replaceSubrange(stamp, with: cut[stamp])
+        #expect(after == cut, "opening changed the log's records")
+        if writesBetween {
+            try first.setValue(7, for: counter)
+        }
+        for _ in 1...2 {
+            let next = try PreferencesStore(fileURL: directory.storeURL)
+            #expect(next[counter] == (writesBetween ? 7 : 2))
+            #expect(damageReports(of: next).isEmpty)
+        }
+        #expect(try directory.fileNames().filter { $0.contains("damaged") }.isEmpty)
+    }
+
     @Test func recordsMissingFromTheEndOfTheLogAreReported() throws {
         let directory = try storeWithLog(commits: 5)
         let bytes = Array(try Data(contentsOf: directory.logURL))

@@ -58,6 +58,23 @@ void preferences_wait(void *address, uint32_t expected);
 /// Wakes every thread of every process sleeping in `preferences_wait` on the word at `address`.
 void preferences_wake_all(void *address);
 
+#if defined(__APPLE__)
+// Apple platforms wait through Darwin notifications (`notify.h`) instead.
+
+/// Registers for the notification `name` with a descriptor it makes readable at each post. Returns
+/// the registration's token, with the descriptor in `descriptor`, or -1.
+int preferences_signal_register(const char *name, int *descriptor);
+
+/// Sleeps until the descriptor of a registration is readable, and reads what made it so.
+void preferences_signal_wait(int descriptor);
+
+/// Posts the notification `name` to every process registered for it.
+void preferences_signal_post(const char *name);
+
+/// Ends a registration, closing its descriptor.
+void preferences_signal_cancel(int token);
+#endif
+
 // A robust, process-shared mutex in a page mapped by several processes (Linux with glibc).
 
 /// The bytes a mutex takes in the shared page, at most.

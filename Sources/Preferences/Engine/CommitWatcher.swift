@@ -38,7 +38,10 @@ final class CommitWatcher: Sendable {
     }
 
     deinit {
-        update { $0.hasObservers = false; $0.hasTrackedKeys = false }
+        update { state in
+            state.hasObservers = false
+            state.hasTrackedKeys = false
+        }
     }
 
     /// Sets what a commit elsewhere makes happen: the store's catch-up, captured weakly.
@@ -89,6 +92,9 @@ final class CommitWatcher: Sendable {
         let lockFile = lockFile
         let thread = Thread {
             var seen = lockFile.commitCount
+            // A commit made after the store last caught up but before this thread read the count
+            // wakes nobody: catch up with it now.
+            onCommit()
             while !isStopped.withLock({ $0 }) {
                 lockFile.waitForCommit(after: seen)
                 let count = lockFile.commitCount

@@ -119,6 +119,6 @@ extension LockFile {
     func abandonPage() {
         preferences_atomic_store(word(.magic), 0)
         preferences_atomic_increment_sequenced(word(.commitCount))
-        preferences_wake_all(word(.commitCount))
+        commitSignal.wakeAll(on: word(.commitCount))
     }
 }

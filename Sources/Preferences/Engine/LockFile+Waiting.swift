@@ -1,11 +1,11 @@
 import CPreferencesAtomics
 
-// Waking other processes' observers: the commit signal, one leaf per platform. On Linux a futex on
-// the page's commit count, woken by a writer only while the page counts a sleeper (see
-// ``LockFile/publish(_:)``); where there is none, the commit watcher polls (see ``CommitWatcher``).
+// Waking other processes' observers through the commit signal (``CommitSignal``, a futex on Linux,
+// a Darwin notification on Apple platforms), by a writer only while the page counts a sleeper (see
+// ``LockFile/publish(_:)``); where there is no signal, the commit watcher polls (see ``CommitWatcher``).
 extension LockFile {
     /// Whether ``waitForCommit(after:)`` can sleep on this platform; where it cannot, poll.
-    static var canWait: Bool { preferences_can_wait() }
+    static var canWait: Bool { CommitSignal.canWait }
 
     /// Sleeps until the commit count differs from `count`, or ``wakeWaiters()``; may return early.
     ///
@@ -19,11 +19,12 @@ extension LockFile {
     func waitForCommit(after count: UInt64) {
         // Read before counting itself: were the page set up anew in between, this sleeper is
         // counted there and never counted down, which costs writers a needless wake, never a lost one.
+        commitSignal.prepareToSleep()
         let incarnation = preferences_atomic_load_sequenced(word(.incarnation))
         preferences_atomic_increment_sequenced(ownSleepers)
         preferences_atomic_increment_sequenced(word(.waiters))
         if preferences_atomic_load_sequenced(word(.commitCount)) == count {
-            preferences_wait(word(.commitCount), UInt32(truncatingIfNeeded: count))
+            commitSignal.sleep(on: word(.commitCount), expecting: UInt32(truncatingIfNeeded: count))
         }
         if preferences_atomic_load_sequenced(word(.incarnation)) == incarnation {
             preferences_atomic_decrement_sequenced(word(.waiters))
@@ -33,6 +34,6 @@ extension LockFile {
 
     /// Wakes every thread sleeping in ``waitForCommit(after:)``, in every process.
     func wakeWaiters() {
-        preferences_wake_all(word(.commitCount))
+        commitSignal.wakeAll(on: word(.commitCount))
     }
 }

@@ -57,6 +57,8 @@ final class LockFile: @unchecked Sendable {
     let page: UnsafeMutableRawPointer
     /// How many of the page's sleepers are threads of this object's: a writer need not wake its own.
     let ownSleepers: UnsafeMutablePointer<UInt64>
+    /// What commit watchers sleep on, and writers wake them through.
+    let commitSignal: CommitSignal
     /// Whether the lock is the mutex in the page rather than `flock`.
     let usesMutex: Bool
     /// Whether a holder died holding the mutex since ``takeHolderDied()`` last answered.
@@ -111,6 +113,7 @@ final class LockFile: @unchecked Sendable {
         page = mapped
         ownSleepers = .allocate(capacity: 1)
         ownSleepers.initialize(to: 0)
+        commitSignal = CommitSignal(lockFilePath: path)
         usesMutex = fileSystem.sharesMemory && preferences_mutex_is_supported()
         try claimPresence()
     }
@@ -269,7 +272,7 @@ final class LockFile: @unchecked Sendable {
         // A system call only when someone else, in any process, sleeps on the count: this object's
         // own sleeper has nothing to learn from its own commit.
         if preferences_atomic_load_sequenced(word(.waiters)) > preferences_atomic_load_sequenced(ownSleepers) {
-            preferences_wake_all(word(.commitCount))
+            commitSignal.wakeAll(on: word(.commitCount))
         }
         return count
     }
@@ -311,7 +314,7 @@ final class LockFile: @unchecked Sendable {
         preferences_atomic_store(word(.check), 0)
         preferences_atomic_store(word(.commitCount), UInt64.random(in: 1...UInt64.max))
         preferences_atomic_store(word(.magic), Self.magic)
-        preferences_wake_all(word(.commitCount))
+        commitSignal.wakeAll(on: word(.commitCount))
     }
 
     /// Maps the first page of `descriptor` at the page's address, lengthening the file if it is short.

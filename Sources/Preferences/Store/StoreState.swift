@@ -117,9 +117,11 @@ struct StoreState {
         slots[key] ?? makeSlot(for: key, stored: loaded[key])
     }
 
-    /// Runs `body` on the slot of a key whose key object's serial is `serial` (zero for none), made
-    /// if the key has none: through the array by serial, else as ``slot(for:)`` finds it. With
-    /// `tracking`, first notes that the Observation framework may track the key (``track(_:)``).
+    /// Runs `body` on the slot of a key whose key object's serial is `serial` (zero for none).
+    ///
+    /// The slot is made if the key has none, found through the array by serial, else as
+    /// ``slot(for:)`` finds it. With `tracking`, first notes that the Observation framework may
+    /// track the key (``track(_:)``).
     @inline(__always)
     mutating func withSlot<Result>(
         for key: StorageKey,
