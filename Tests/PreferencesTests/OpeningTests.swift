@@ -97,6 +97,42 @@ struct OpeningTests {
         #expect(try PreferencesStore(fileURL: storeURL)[keys[0]] == "after")
     }
 
+    /// A store opened for the first time on a full disk opens at once, reads its defaults, and says
+    /// why it cannot write; opened again once space is freed, it writes.
+    ///
+    /// The store opened on the full disk stays read-only: it has no lock file to write under, and
+    /// making one needs a page of disk.
+    @Test(.enabled(if: SmallVolume.canMount, "needs root to mount a tmpfs"))
+    func aNewStoreOnAFullDiskOpensAndWritesOnceSpaceIsFreed() throws {
+        let volume = try #require(SmallVolume(bytes: 1 << 20))
+        let storeURL = volume.url.appendingPathComponent("preferences.store")
+        let filler = volume.url.appendingPathComponent("filler")
+        #expect(FileManager().createFile(atPath: filler.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: filler)
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try handle.close()
+
+        let opening = DispatchGroup()
+        let opened = Locked<Result<PreferencesStore, any Error>?>(nil)
+        DispatchQueue.global().async(group: opening) {
+            let result = Result { try PreferencesStore(fileURL: storeURL) }
+            opened.withLock { $0 = result }
+        }
+        try #require(
+            opening.wait(timeout: .now() + 10) == .success, "opening a new store on a full disk never returned")
+        let store = try #require(try opened.withLock { $0 }?.get())
+        #expect(store[.count] == 0)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(1, for: .count) }
+        #expect(error.map { "\($0)".contains("No space left on device") } == true, "\(String(describing: error))")
+
+        #expect(error.map { "\($0)".contains("read-only") } == true)
+
+        try FileManager().removeItem(at: filler)
+        let reopened = try PreferencesStore(fileURL: storeURL)
+        try reopened.setValue(2, for: .count)
+        #expect(try PreferencesStore(fileURL: storeURL)[.count] == 2)
+    }
+
     /// What tells a file changed: its bytes, size and modification time, to the nanosecond.
     private func fingerprints(of urls: [URL]) throws -> [String] {
         try urls.map { url in
