@@ -12,7 +12,7 @@ import Testing
 
 /// Changes committed by one process reaching another's observers: woken by the writer, with no
 /// timer, and nothing at all while nothing changes.
-@Suite(.enabled(if: LockFile.canWait, "this platform watches by polling"))
+@Suite(.tags(.childProcesses), .enabled(if: LockFile.canWait, "this platform watches by polling"))
 struct CrossProcessDeliveryTests {
     private let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
 

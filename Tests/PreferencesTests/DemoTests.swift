@@ -4,6 +4,7 @@ import Testing
 @testable import Preferences
 
 /// Runs the built `preferences-demo` as a real process, twice, against a scratch store.
+@Suite(.tags(.childProcesses))
 struct DemoTests {
     private func runDemo(arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
         try ChildProcess.run("preferences-demo", arguments, environment: environment)
@@ -78,6 +79,7 @@ struct DemoTests {
 
 /// The standard store opens again on a later access after it could not open, as on iOS before the
 /// first unlock.
+@Suite(.tags(.childProcesses))
 struct StandardStoreTests {
     @Test(.enabled(if: isLinux, "points the standard store elsewhere through XDG_CONFIG_HOME"))
     func theStandardStoreOpensOnALaterAccessOnceItCan() throws {

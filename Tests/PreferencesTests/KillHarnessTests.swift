@@ -8,6 +8,7 @@ import Testing
 /// and the store it leaves must hold every acknowledged write and equal some prefix of the writes.
 ///
 /// `swift test` runs 20 rounds; set `PREFERENCES_FULL_HARNESS=1` for 200.
+@Suite(.tags(.childProcesses))
 struct KillHarnessTests {
     static let rounds = ProcessInfo.processInfo.environment["PREFERENCES_FULL_HARNESS"] == nil ? 20 : 200
 
@@ -69,6 +70,7 @@ struct KillHarnessTests {
 }
 
 /// Several processes, and several stores in one process, on the same files at once.
+@Suite(.tags(.childProcesses))
 struct SeveralProcessesTests {
     @Test func fourProcessesWritingDistinctKeysLoseNone() throws {
         let directory = try TemporaryDirectory()

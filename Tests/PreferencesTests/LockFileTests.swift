@@ -34,7 +34,7 @@ struct LockFileTests {
     /// A store copied while a writer holds its lock (as a backup, a restore or `cp -a` copies it)
     /// opens and writes: the copied mutex is held by a thread of no process, and an opener that
     /// finds nobody else has the copy open sets it up anew rather than wait for it for ever.
-    @Test func aStoreCopiedWhileAWriterHoldsTheLockOpensAndWrites() throws {
+    @Test(.tags(.childProcesses)) func aStoreCopiedWhileAWriterHoldsTheLockOpensAndWrites() throws {
         let original = try TemporaryDirectory()
         let holder = try ChildProcess.startCollectingOutput(
             "PreferencesHarness", ["hold", original.storeURL.path, "60"])
@@ -259,7 +259,9 @@ struct LockFileTests {
     /// files. What no check can see, a lock held on a file nobody can find any more, is kept out of
     /// the test: the second writer starts once the first has moved on, as the durability article
     /// says it must.
-    @Test func aWriterStartedAfterTheLockFileWasDeletedLocksTheSameFileAsTheOneAlreadyWriting() throws {
+    @Test(.tags(.childProcesses)) func aWriterStartedAfterTheLockFileWasDeletedLocksTheSameFileAsTheOneAlreadyWriting()
+        throws
+    {
         let directory = try TemporaryDirectory()
         _ = try PreferencesStore(fileURL: directory.storeURL)
         func hasWritten(_ prefix: String) -> Bool {

@@ -266,7 +266,7 @@ struct MigrationTests {
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
-    @Test func aMigrationKilledMidwayRunsExactlyOnceAndDataAndLedgerAgree() throws {
+    @Test(.tags(.childProcesses)) func aMigrationKilledMidwayRunsExactlyOnceAndDataAndLedgerAgree() throws {
         let count = 400
         for round in 0..<5 {
             let directory = try TemporaryDirectory()

@@ -216,7 +216,7 @@ struct ObservationTests {
         _ = observations
     }
 
-    @Test func anotherProcesssWriteReachesAnObserverWithoutAnyRead() async throws {
+    @Test(.tags(.childProcesses)) func anotherProcesssWriteReachesAnObserverWithoutAnyRead() async throws {
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)
         let key = PreferenceKey<Int>("child-0", default: -1, in: .custom("harness"))
@@ -372,7 +372,8 @@ struct ObservationTests {
             }
         }
 
-        @Test func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws {
+        @Test(.tags(.childProcesses)) func observationTrackingSeesAnotherProcesssChangeWithNoReadAndNoObserver() throws
+        {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)
             let key = PreferenceKey<Int>("child-2", default: -1, in: .custom("harness"))

@@ -14,7 +14,7 @@ struct OpeningTests {
     private let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
 
     /// An app launched while its extension is suspended in the middle of a commit opens and reads.
-    @Test func openingGoesOnWhileAnotherProcessHoldsTheWritersLock() throws {
+    @Test(.tags(.childProcesses)) func openingGoesOnWhileAnotherProcessHoldsTheWritersLock() throws {
         let directory = try TemporaryDirectory()
         // The holder commits 1, then holds the lock for a minute in a transaction, until killed.
         let holder = try ChildProcess.startCollectingOutput(

@@ -311,7 +311,9 @@ struct OverrideLayerTests {
         #expect(store.isForced(.title))
     }
 
-    @Test("A child process reads its launch arguments, environment and $XDG_CONFIG_DIRS settings")
+    @Test(
+        "A child process reads its launch arguments, environment and $XDG_CONFIG_DIRS settings",
+        .tags(.childProcesses))
     func childProcess() throws {
         let folder = try TemporaryDirectory()
         let managed = folder.url.appendingPathComponent("xdg/PreferencesHarness")

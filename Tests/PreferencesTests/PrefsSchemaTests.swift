@@ -4,6 +4,7 @@ import Testing
 @testable import Preferences
 
 /// `prefs` commands that read the schema an app stored with `register`.
+@Suite(.tags(.childProcesses))
 struct PrefsSchemaTests {
     private func prefs(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         try ChildProcess.run("prefs", arguments)

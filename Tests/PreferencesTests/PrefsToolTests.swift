@@ -14,6 +14,7 @@ private func prefs(_ arguments: [String]) throws -> (status: Int32, output: Stri
     try ChildProcess.run("prefs", arguments)
 }
 
+@Suite(.tags(.childProcesses))
 struct PrefsToolTests {
     /// A store with a few entries of different types, written through the library.
     private func sampleStore() throws -> TemporaryDirectory {

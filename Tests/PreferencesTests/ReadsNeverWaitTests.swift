@@ -5,6 +5,7 @@ import Testing
 
 /// Reads that find memory behind another process's commits catch up without waiting for that
 /// process, and never run an observer's code.
+@Suite(.tags(.childProcesses))
 struct ReadsNeverWaitTests {
     private let counter = PreferenceKey<Int>("counter", default: 0, in: .custom("harness"))
 
