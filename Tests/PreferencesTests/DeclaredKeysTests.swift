@@ -60,7 +60,7 @@ struct DeclaredKeysTests {
         let reopened = try fixture.reopened()
         #expect(reopened.storedKeys().isEmpty)
         // The ledger and the schema of declared keys stay.
-        #expect(reopened.storedValue(at: store.storageKey(for: .count).schemaKeyForTests) != nil)
+        #expect(reopened.storedValue(at: store.resolvedKey(for: .count).schemaKeyForTests) != nil)
     }
 
     @Test("reset, removeAll and removeAll(in:) leave forced keys and reserved namespaces")
@@ -164,8 +164,8 @@ struct DeclaredKeysTests {
     }
 }
 
-extension StorageKey {
-    fileprivate var schemaKeyForTests: StorageKey {
-        StorageKey(namespace: KeyDeclaration.schemaNamespace, name: "\(namespace):\(name)")
+extension ResolvedKey {
+    fileprivate var schemaKeyForTests: ResolvedKey {
+        ResolvedKey(namespace: KeyDeclaration.schemaNamespace, name: "\(namespace):\(name)")
     }
 }

@@ -7,15 +7,15 @@ import Testing
 /// the damage is reported.
 struct FileDamageTests {
     /// A store file of a few entries of every kind, and the entries it holds.
-    private static func sampleFile() -> (bytes: [UInt8], entries: [StorageKey: StoredValue]) {
-        var entries: [StorageKey: StoredValue] = [:]
-        entries[StorageKey(namespace: "app", name: "flag")] = .bool(true)
-        entries[StorageKey(namespace: "app", name: "count")] = .signed(-42)
-        entries[StorageKey(namespace: "app", name: "title")] = .string("héllo")
-        entries[StorageKey(namespace: "", name: "global")] = .unsigned(7)
-        entries[StorageKey(namespace: "com.vendor", name: "list")] = .array([.double(1.5), .url("https://a.example/")])
-        entries[StorageKey(namespace: "app", name: "pet")] = .encoded(Data(#"{"age":3,"name":"Rex"}"#.utf8))
-        entries[StorageKey(namespace: "app", name: "map")] = .dictionary(["a": .date(12), "b": .data(Data([1, 2]))])
+    private static func sampleFile() -> (bytes: [UInt8], entries: [ResolvedKey: StoredValue]) {
+        var entries: [ResolvedKey: StoredValue] = [:]
+        entries[ResolvedKey(namespace: "app", name: "flag")] = .bool(true)
+        entries[ResolvedKey(namespace: "app", name: "count")] = .signed(-42)
+        entries[ResolvedKey(namespace: "app", name: "title")] = .string("héllo")
+        entries[ResolvedKey(namespace: "", name: "global")] = .unsigned(7)
+        entries[ResolvedKey(namespace: "com.vendor", name: "list")] = .array([.double(1.5), .url("https://a.example/")])
+        entries[ResolvedKey(namespace: "app", name: "pet")] = .encoded(Data(#"{"age":3,"name":"Rex"}"#.utf8))
+        entries[ResolvedKey(namespace: "app", name: "map")] = .dictionary(["a": .date(12), "b": .data(Data([1, 2]))])
         return (SnapshotFile.encode(entries, generation: 3), entries)
     }
 
@@ -147,7 +147,7 @@ struct FileDamageTests {
 
     @Test func aFileFromANewerVersionIsNeitherReadNorReplaced() throws {
         let directory = try TemporaryDirectory()
-        var bytes = SnapshotFile.encode([StorageKey(namespace: "app", name: "a"): .bool(true)], generation: 1)
+        var bytes = SnapshotFile.encode([ResolvedKey(namespace: "app", name: "a"): .bool(true)], generation: 1)
         bytes[8] = 2  // version 2, with the header's checksum made to match
         var writer = ByteWriter()
         writer.append(CRC32C.checksum(bytes[0..<(FileHeader.size - 4)]))

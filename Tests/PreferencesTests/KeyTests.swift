@@ -37,7 +37,7 @@ struct KeyTests {
         #expect(store[second] == 7 && store[optional] == 8)
         #expect(store[optionalTheme] == .dark && store[theme] == .system)
         #expect(store[pet] == Pet(name: "Rex", age: 3))
-        #expect(store.storedValue(at: store.storageKey(for: optionalTheme)) == .string("dark"))
+        #expect(store.storedValue(at: store.resolvedKey(for: optionalTheme)) == .string("dark"))
     }
 
     @Test func theSameNameInDifferentNamespacesIsADifferentKey() throws {

@@ -30,7 +30,7 @@ struct LogEngineTests {
     /// The frame of a commit of `k<slot> = value`, numbered `sequence`, as a writer appends it.
     private func frame(slot: Int, value: Int, sequence: UInt64) -> [UInt8] {
         var writer = ByteWriter()
-        let change = EntryChange(key: StorageKey(namespace: "app", name: "k\(slot)"), value: .signed(Int64(value)))
+        let change = EntryChange(key: ResolvedKey(namespace: "app", name: "k\(slot)"), value: .signed(Int64(value)))
         RecordFrame.append(Record(changes: [change], sequence: sequence), to: &writer)
         return writer.bytes
     }
@@ -182,7 +182,7 @@ struct LogEngineTests {
 
     @Test func aLogOlderThanItsSnapshotIsIgnored() throws {
         let directory = try TemporaryDirectory()
-        let entries = [StorageKey(namespace: "app", name: "count"): StoredValue.signed(7)]
+        let entries = [ResolvedKey(namespace: "app", name: "count"): StoredValue.signed(7)]
         try Data(SnapshotFile.encode(entries, generation: 2)).write(to: directory.storeURL)
         // A log of generation 1, as a crash between a compaction's two renames leaves it.
         try writeLog(startingWith: LogFile.start(generation: 1, lockStamp: 0), counts: [1], in: directory)
@@ -234,7 +234,7 @@ struct LogEngineTests {
         var writer = ByteWriter()
         writer.append(contentsOf: start)
         for count in counts {
-            let change = EntryChange(key: StorageKey(namespace: "app", name: "count"), value: .signed(count))
+            let change = EntryChange(key: ResolvedKey(namespace: "app", name: "count"), value: .signed(count))
             RecordFrame.append(Record(changes: [change]), to: &writer)
         }
         try Data(writer.bytes).write(to: directory.logURL)

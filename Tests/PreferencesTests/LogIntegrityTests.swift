@@ -61,7 +61,7 @@ struct LogIntegrityTests {
         // A whole frame whose payload a writer was still filling in when it was killed: it was never
         // acknowledged, so the lock page's committed end lies before it.
         var writer = ByteWriter()
-        let change = EntryChange(key: StorageKey(namespace: "app", name: "counter"), value: .signed(3))
+        let change = EntryChange(key: ResolvedKey(namespace: "app", name: "counter"), value: .signed(3))
         RecordFrame.append(Record(changes: [change], sequence: 3), to: &writer)
         var frame = writer.bytes
         frame[frame.count - 1] ^= 0xFF

@@ -31,7 +31,7 @@ struct OverrideLayerTests {
         // A write is stored, and the override still wins for this run.
         store[.count] = 9
         #expect(store[.count] == 5)
-        #expect(store.storedValue(at: store.storageKey(for: .count)) == .signed(9))
+        #expect(store.storedValue(at: store.resolvedKey(for: .count)) == .signed(9))
         #expect(store.source(of: .level) == .default)
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }

@@ -63,7 +63,7 @@ import Testing
             let record = Self.randomRecord(longString: round % 10 == 0, using: &generator)
             var madeAhead = record
             madeAhead.changes = record.changes.map { change in
-                let key = StorageKey(namespace: change.key.namespace, name: change.key.name, encodesAhead: true)
+                let key = ResolvedKey(namespace: change.key.namespace, name: change.key.name, encodesAhead: true)
                 return EntryChange(key: key, value: change.value)
             }
             #expect(record.changes.allSatisfy { !$0.key.isEncodedAhead })
@@ -79,12 +79,12 @@ import Testing
         }
         // Moved to another namespace, as a store with another app namespace moves a declared key,
         // it keeps its bytes made ahead, of the new namespace.
-        let moved = StorageKey(namespace: "app", name: "größe", encodesAhead: true).inNamespace("réglages")
+        let moved = ResolvedKey(namespace: "app", name: "größe", encodesAhead: true).inNamespace("réglages")
         var expected = ByteWriter()
         expected.appendLengthPrefixed("réglages")
         expected.appendLengthPrefixed("größe")
         #expect(moved.withEncoded { Array($0) } == expected.bytes)
-        #expect(!StorageKey(namespace: "app", name: "größe").inNamespace("réglages").isEncodedAhead)
+        #expect(!ResolvedKey(namespace: "app", name: "größe").inNamespace("réglages").isEncodedAhead)
     }
 
     /// A snapshot is written through a pointer into an array sized from the size expected, and into
@@ -92,9 +92,9 @@ import Testing
     @Test func aSnapshotWrittenThroughAPointerIsTheArrayWritersSnapshot() {
         var generator = SplitMix64(seed: 0x0005_4A95_0075)
         for round in 0..<40 {
-            var entries: [StorageKey: StoredValue] = [:]
+            var entries: [ResolvedKey: StoredValue] = [:]
             for index in 0..<Int.random(in: 0...60, using: &generator) {
-                let key = StorageKey(
+                let key = ResolvedKey(
                     namespace: "app", name: Self.randomString(maximumLength: 12, using: &generator) + "\(index)")
                 // Every fourth round, values far larger than the 64 bytes an entry is first given.
                 entries[key] =
@@ -145,7 +145,7 @@ import Testing
 
     private static func randomRecord(longString: Bool, using generator: inout SplitMix64) -> Record {
         let changes = (0..<Int.random(in: 1...4, using: &generator)).map { index in
-            let key = StorageKey(
+            let key = ResolvedKey(
                 namespace: ["app", "com.vendor.sdk", "réglages", ""][Int.random(in: 0...3, using: &generator)],
                 name: randomString(maximumLength: 20, using: &generator) + "\(index)"
             )

@@ -8,7 +8,7 @@ import Testing
 struct SnapshotIndexTests {
     /// Entries under several namespaces, with names that share prefixes or differ only in length,
     /// unless `asciiOnly` some of them not ASCII, and values of every kind.
-    private static func sampleEntries(count: Int, seed: UInt64, asciiOnly: Bool = false) -> [StorageKey: StoredValue] {
+    private static func sampleEntries(count: Int, seed: UInt64, asciiOnly: Bool = false) -> [ResolvedKey: StoredValue] {
         var generator = SplitMix64(seed: seed)
         let namespaces = ["", "app", "app.extension", "com.vendor", "z"] + (asciiOnly ? [] : ["émoji🦊"])
         let stems = ["a", "ab", "abc", "b", "key", "Z", "zz"] + (asciiOnly ? [] : ["naïve", "名前", "🦊"])
@@ -18,11 +18,12 @@ struct SnapshotIndexTests {
             .url("https://example.com/ä"), .array([.bool(false), .array([.string("x")])]),
             .dictionary(["b": .signed(2), "a": .dictionary(["é": .string("ü")])]), .encoded(Data("{}".utf8)),
         ]
-        var entries: [StorageKey: StoredValue] = [:]
+        var entries: [ResolvedKey: StoredValue] = [:]
         while entries.count < count {
             let namespace = namespaces[Int(generator.next() % UInt64(namespaces.count))]
             let name = stems[Int(generator.next() % UInt64(stems.count))] + String(generator.next() % 50)
-            entries[StorageKey(namespace: namespace, name: name)] = values[Int(generator.next() % UInt64(values.count))]
+            entries[ResolvedKey(namespace: namespace, name: name)] =
+                values[Int(generator.next() % UInt64(values.count))]
         }
         return entries
     }
@@ -91,7 +92,7 @@ struct SnapshotIndexTests {
         for round in 0..<300 {
             let pick = { (count: Int) in Int(generator.next() % UInt64(count)) }
             let change = EntryChange(
-                key: StorageKey(namespace: strings[pick(strings.count)], name: strings[pick(strings.count)]),
+                key: ResolvedKey(namespace: strings[pick(strings.count)], name: strings[pick(strings.count)]),
                 value: values[pick(values.count)])
             var writer = ByteWriter()
             change.encode(into: &writer, sequence: round.isMultiple(of: 9) ? UInt64(round) : nil)
@@ -138,13 +139,13 @@ struct SnapshotIndexTests {
         // Before the first key, after the last, between two, and near misses of every stored key:
         // the same name elsewhere, and names one character longer or shorter.
         var absent = [
-            StorageKey(namespace: "", name: "\u{1}"), StorageKey(namespace: "\u{10FFFF}", name: "z"),
-            StorageKey(namespace: "app", name: "a"),
+            ResolvedKey(namespace: "", name: "\u{1}"), ResolvedKey(namespace: "\u{10FFFF}", name: "z"),
+            ResolvedKey(namespace: "app", name: "a"),
         ]
         for key in entries.keys {
-            absent.append(StorageKey(namespace: key.namespace + ".", name: key.name))
-            absent.append(StorageKey(namespace: key.namespace, name: key.name + "0"))
-            absent.append(StorageKey(namespace: key.namespace, name: String(key.name.dropLast())))
+            absent.append(ResolvedKey(namespace: key.namespace + ".", name: key.name))
+            absent.append(ResolvedKey(namespace: key.namespace, name: key.name + "0"))
+            absent.append(ResolvedKey(namespace: key.namespace, name: String(key.name.dropLast())))
         }
         for key in absent where entries[key] == nil {
             #expect(index.value(for: key) == nil, "\(key)")
@@ -160,31 +161,31 @@ struct SnapshotIndexTests {
         ("cafe\u{301}", "caf\u{E9}"),
     ])
     func aKeyIsFoundByACanonicallyEquivalentKey(stored: String, lookedUp: String) throws {
-        let entries: [StorageKey: StoredValue] = [
-            StorageKey(namespace: "app", name: stored): .signed(1),
-            StorageKey(namespace: "app", name: "other"): .signed(2),
+        let entries: [ResolvedKey: StoredValue] = [
+            ResolvedKey(namespace: "app", name: stored): .signed(1),
+            ResolvedKey(namespace: "app", name: "other"): .signed(2),
         ]
         let index = try #require(
             SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
-        let key = StorageKey(namespace: "app", name: lookedUp)
+        let key = ResolvedKey(namespace: "app", name: lookedUp)
         #expect(entries[key] == .signed(1), "a dictionary finds it")
         #expect(index.value(for: key) == .signed(1))
-        #expect(index.value(for: StorageKey(namespace: "app", name: "other")) == .signed(2))
+        #expect(index.value(for: ResolvedKey(namespace: "app", name: "other")) == .signed(2))
     }
 
     @Test func anEmptySnapshotIsAnEmptyIndex() throws {
         let index = try #require(
             SnapshotIndex(verified: SnapshotFile.encode([:], generation: 1), from: FileHeader.size))
         #expect(index.count == 0)
-        #expect(index.value(for: StorageKey(namespace: "app", name: "a")) == nil)
+        #expect(index.value(for: ResolvedKey(namespace: "app", name: "a")) == nil)
     }
 
     /// Records out of order, a key twice, a record of two changes, a record with a write identifier,
     /// a removal: each is a snapshot no compaction writes, but one that verifies and decodes.
     @Test(arguments: 0..<5)
     func aSnapshotNotInTheIndexedFormIsDecodedWhole(form: Int) throws {
-        let a = StorageKey(namespace: "app", name: "a")
-        let b = StorageKey(namespace: "app", name: "b")
+        let a = ResolvedKey(namespace: "app", name: "a")
+        let b = ResolvedKey(namespace: "app", name: "b")
         let records: [Record] =
             switch form {
             case 0:
@@ -207,7 +208,7 @@ struct SnapshotIndexTests {
             }
         let bytes = Self.snapshot(frames: Self.frames(records))
         #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) == nil)
-        var expected: [StorageKey: StoredValue] = [:]
+        var expected: [ResolvedKey: StoredValue] = [:]
         for record in records {
             record.apply(to: &expected)
         }
@@ -236,7 +237,7 @@ struct SnapshotIndexTests {
         #expect(contents.damage == nil)
         #expect(
             contents.entries.all == [
-                StorageKey(namespace: "app", name: "map"): .dictionary(["a": .bool(true), "b": .bool(false)])
+                ResolvedKey(namespace: "app", name: "map"): .dictionary(["a": .bool(true), "b": .bool(false)])
             ])
     }
 
@@ -252,16 +253,16 @@ struct SnapshotIndexTests {
         payload.appendLengthPrefixed("broken")
         var bad = payload.bytes
         bad += value
-        let a = Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "a"), value: .signed(1))])
-        let z = Record(changes: [EntryChange(key: StorageKey(namespace: "app", name: "z"), value: .signed(2))])
+        let a = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))])
+        let z = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))])
         let bytes = Self.snapshot(frames: Self.frames([a]) + Self.frame(payload: bad) + Self.frames([z]))
         let contents = try SnapshotFile.decode(bytes)
         let damage = try #require(contents.damage)
         #expect(damage.reason.contains("did not decode"))
         #expect(
             contents.entries.all == [
-                StorageKey(namespace: "app", name: "a"): .signed(1),
-                StorageKey(namespace: "app", name: "z"): .signed(2),
+                ResolvedKey(namespace: "app", name: "a"): .signed(1),
+                ResolvedKey(namespace: "app", name: "z"): .signed(2),
             ])
     }
 
@@ -271,7 +272,7 @@ struct SnapshotIndexTests {
         var model = entries
         var stored = try SnapshotFile.decode(SnapshotFile.encode(entries, generation: 1)).entries
         var generator = SplitMix64(seed: 0xC4A2)
-        let keys = Array(entries.keys) + (0..<20).map { StorageKey(namespace: "app", name: "new\($0)") }
+        let keys = Array(entries.keys) + (0..<20).map { ResolvedKey(namespace: "app", name: "new\($0)") }
         for step in 0..<1_000 {
             let key = keys[Int(generator.next() % UInt64(keys.count))]
             let value: StoredValue? = generator.next() % 3 == 0 ? nil : .signed(Int64(step))
@@ -292,8 +293,8 @@ struct SnapshotIndexTests {
     func changesBetweenSnapshotsAreWhatComparingEveryEntryFinds(asciiOnly: Bool) throws {
         var generator = SplitMix64(seed: asciiOnly ? 0xD1F : 0xD2F)
         let before = Self.sampleEntries(count: 200, seed: 0x5A, asciiOnly: asciiOnly)
-        let keys = Array(before.keys) + (0..<30).map { StorageKey(namespace: "app", name: "added\($0)") }
-        let equivalent = StorageKey(namespace: "app", name: "accented")
+        let keys = Array(before.keys) + (0..<30).map { ResolvedKey(namespace: "app", name: "added\($0)") }
+        let equivalent = ResolvedKey(namespace: "app", name: "accented")
         for round in 0..<20 {
             var old = before
             old[equivalent] = .string("caf\u{E9}")

@@ -28,23 +28,23 @@ struct StoreReadingTests {
     /// A key's slot is made once and found again, by an equal key made apart too.
     @Test func aKeysSlotIsMadeOnceAndFoundByEqualKeys() {
         var state = StoreState(loaded: StoredEntries(), seenCommitCount: 0, commitWatcher: nil)
-        let slot = state.slot(for: StorageKey(namespace: "app", name: "first"))
-        #expect(state.slot(for: StorageKey(namespace: "app", name: "first")) === slot)
-        #expect(state.existingSlot(for: StorageKey(namespace: "app", name: "first")) === slot)
-        #expect(state.slot(for: StorageKey(namespace: "other", name: "first")) !== slot)
-        #expect(state.existingSlot(for: StorageKey(namespace: "app", name: "second")) == nil)
+        let slot = state.slot(for: ResolvedKey(namespace: "app", name: "first"))
+        #expect(state.slot(for: ResolvedKey(namespace: "app", name: "first")) === slot)
+        #expect(state.existingSlot(for: ResolvedKey(namespace: "app", name: "first")) === slot)
+        #expect(state.slot(for: ResolvedKey(namespace: "other", name: "first")) !== slot)
+        #expect(state.existingSlot(for: ResolvedKey(namespace: "app", name: "second")) == nil)
     }
 
     /// A slot found by a key object's serial is the one the store's table holds for the key,
     /// found first or second; a serial far past the store's slots, or none, finds it in the table.
     @Test func aSlotFoundBySerialIsTheOneTheTableHolds() {
         var state = StoreState(loaded: StoredEntries(), seenCommitCount: 0, commitWatcher: nil)
-        let first = StorageKey(namespace: "app", name: "first")
+        let first = ResolvedKey(namespace: "app", name: "first")
         let slot = state.slot(for: first)
         for serial: UInt32 in [0, 7, 7, 0, 1_000_000, 1_000_000] {
             #expect(state.withSlot(for: first, serial: serial, tracking: false) { $0 } === slot)
         }
-        let second = StorageKey(namespace: "app", name: "second")
+        let second = ResolvedKey(namespace: "app", name: "second")
         let secondSlot = state.withSlot(for: second, serial: 3, tracking: false) { $0 }
         #expect(secondSlot !== slot)
         #expect(state.slot(for: second) === secondSlot)

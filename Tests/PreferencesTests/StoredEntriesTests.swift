@@ -17,11 +17,11 @@ struct StoredEntriesTests {
         let names = (0..<24).map { "key\($0)" }
         // Three objects for each of the first eight names, one for the rest.
         let pool = names.enumerated().flatMap { index, name in
-            (0..<(index < 8 ? 3 : 1)).map { _ in StorageKey(namespace: index % 5 == 0 ? "" : "app", name: name) }
+            (0..<(index < 8 ? 3 : 1)).map { _ in ResolvedKey(namespace: index % 5 == 0 ? "" : "app", name: name) }
         }
-        var initial: [StorageKey: StoredValue] = [:]
+        var initial: [ResolvedKey: StoredValue] = [:]
         for index in stride(from: 0, to: names.count, by: 2) {
-            initial[StorageKey(namespace: index % 5 == 0 ? "" : "app", name: names[index])] = .signed(Int64(index))
+            initial[ResolvedKey(namespace: index % 5 == 0 ? "" : "app", name: names[index])] = .signed(Int64(index))
         }
         func makeEntries() throws -> StoredEntries {
             guard startingFromASnapshot else { return StoredEntries(initial) }
@@ -65,7 +65,7 @@ struct StoredEntriesTests {
     /// Keys removed are forgotten at the next snapshot once they are most of those numbered, and the
     /// rest keep their values and take new writes, their hints now naming other numbers.
     @Test func keysRemovedForMostAreForgottenAtTheNextSnapshot() {
-        let keys = (0..<100).map { StorageKey(namespace: "app", name: "key\($0)") }
+        let keys = (0..<100).map { ResolvedKey(namespace: "app", name: "key\($0)") }
         var entries = StoredEntries()
         for key in keys {
             entries.set(.signed(1), for: key)
@@ -88,7 +88,7 @@ struct StoredEntriesTests {
     /// A key removed after a snapshot and set again, through the very key object whose hint still
     /// names its number, is in the next snapshot.
     @Test func aKeyBackAfterARemovalIsInTheNextSnapshot() {
-        let keys = (0..<4).map { StorageKey(namespace: "app", name: "key\($0)") }
+        let keys = (0..<4).map { ResolvedKey(namespace: "app", name: "key\($0)") }
         var entries = StoredEntries()
         for key in keys {
             entries.set(.bool(true), for: key)

@@ -130,7 +130,7 @@ struct ValueRoundTripTests {
     func aCodableValueIsEncodedWithSortedKeysSoAnEqualValueIsNoChange(on kind: BackendKind) throws {
         let store = PreferencesStore.inMemory()
         store[.pet] = Pet(name: "Rex", age: 3)
-        let stored = try #require(store.state.withLock { $0.existingSlot(for: store.storageKey(for: .pet))?.stored })
+        let stored = try #require(store.state.withLock { $0.existingSlot(for: store.resolvedKey(for: .pet))?.stored })
         guard case .encoded(let data) = stored else {
             Issue.record("a Codable value was stored as \(stored.kindDescription)")
             return

@@ -11,20 +11,20 @@
 struct StoredEntries: Sendable {
     private var snapshot: SnapshotIndex?
     /// The key of each number.
-    private var keys: [StorageKey] = []
+    private var keys: [ResolvedKey] = []
     /// The value set since the snapshot (every entry's, when there is none) by number; `nil` where
     /// the key has none set since, or its entry was removed.
     private var values: [StoredValue?] = []
     /// The number of each key in `keys`.
     private var numbers = KeyTable<Int>()
     /// The snapshot's entries removed since.
-    private var removed: Set<StorageKey> = []
+    private var removed: Set<ResolvedKey> = []
     /// The numbers of the entries in increasing order of key, as of the last snapshot made of them.
     private var keyOrder: [Int] = []
     /// Whether `keyOrder` holds the keys that hold values now: no key came or went since.
     private var keyOrderIsCurrent = false
 
-    init(_ entries: [StorageKey: StoredValue] = [:]) {
+    init(_ entries: [ResolvedKey: StoredValue] = [:]) {
         snapshot = nil
         keys.reserveCapacity(entries.count)
         values.reserveCapacity(entries.count)
@@ -38,7 +38,7 @@ struct StoredEntries: Sendable {
         self.snapshot = snapshot
     }
 
-    subscript(key: StorageKey) -> StoredValue? {
+    subscript(key: ResolvedKey) -> StoredValue? {
         get {
             if let number = number(of: key), let value = values[number] {
                 return value
@@ -53,7 +53,7 @@ struct StoredEntries: Sendable {
     ///
     /// A method as well as the subscript's setter: a commit calling it passes the value it holds,
     /// where the setter takes a copy.
-    mutating func set(_ value: borrowing StoredValue?, for key: StorageKey) {
+    mutating func set(_ value: borrowing StoredValue?, for key: ResolvedKey) {
         switch value {
         case .some(let value):
             values[numberGivingOne(to: key)] = value
@@ -73,13 +73,13 @@ struct StoredEntries: Sendable {
 
     /// The key's number, if it has one.
     @inline(__always)
-    private func number(of key: StorageKey) -> Int? {
+    private func number(of key: ResolvedKey) -> Int? {
         numbers[key]
     }
 
     /// Gives a key with no number the next one, holding `value`.
     @discardableResult
-    private mutating func numberNewKey(_ key: StorageKey, holding value: StoredValue?) -> Int {
+    private mutating func numberNewKey(_ key: ResolvedKey, holding value: StoredValue?) -> Int {
         let number = keys.count
         numbers[key] = number
         keys.append(key)
@@ -89,7 +89,7 @@ struct StoredEntries: Sendable {
 
     /// The key's number, given it if it has none.
     @inline(__always)
-    private mutating func numberGivingOne(to key: StorageKey) -> Int {
+    private mutating func numberGivingOne(to key: ResolvedKey) -> Int {
         if let number = numbers[key] {
             if values[number] == nil {
                 // Back after a removal.
@@ -102,7 +102,7 @@ struct StoredEntries: Sendable {
     }
 
     /// The keys and values set since the snapshot.
-    private var setEntries: some Sequence<(key: StorageKey, value: StoredValue)> {
+    private var setEntries: some Sequence<(key: ResolvedKey, value: StoredValue)> {
         zip(keys, values).lazy.compactMap { key, value in value.map { (key, $0) } }
     }
 
@@ -131,7 +131,7 @@ struct StoredEntries: Sendable {
     }
 
     /// Every entry, decoded.
-    var all: [StorageKey: StoredValue] {
+    var all: [ResolvedKey: StoredValue] {
         var entries = snapshot?.decodeAll() ?? [:]
         for key in removed {
             entries.removeValue(forKey: key)
@@ -153,7 +153,7 @@ struct StoredEntries: Sendable {
     /// The order, of numbers, is kept for the next call, which reuses it when the same keys hold
     /// values, as they do whenever values changed but no key came or went: sorting is a large part
     /// of a compaction, and checking the last order key by key would hash every key.
-    mutating func forEachInKeyOrder(_ body: (StorageKey, StoredValue) -> Void) {
+    mutating func forEachInKeyOrder(_ body: (ResolvedKey, StoredValue) -> Void) {
         takeInSnapshot()
         if !keyOrderIsCurrent {
             dropRemovedKeysIfMostAre()

@@ -24,7 +24,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     ///
     /// A catch-up reads the suite and tells the store what differs. Held while committing, so that
     /// no catch-up sees a batch half written.
-    private let known: Locked<[StorageKey: StoredValue]>
+    private let known: Locked<[ResolvedKey: StoredValue]>
     private let notifications = Locked(Notifications())
     private var observer: (any NSObjectProtocol)?
 
@@ -36,7 +36,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         var onChange: (@Sendable () -> Void)?
     }
 
-    private init(location: String, defaults: UserDefaults, domain: String, entries: [StorageKey: StoredValue]) {
+    private init(location: String, defaults: UserDefaults, domain: String, entries: [ResolvedKey: StoredValue]) {
         self.location = location
         self.defaults = defaults
         self.domain = domain
@@ -69,7 +69,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     ///
     /// - Returns: The backend, and the suite's values as entries; values no stored entry can be made
     ///   of are left out, and named in the problems.
-    static func open(suiteName: String?) -> (UserDefaultsBackend, [StorageKey: StoredValue], [PreferencesError]) {
+    static func open(suiteName: String?) -> (UserDefaultsBackend, [ResolvedKey: StoredValue], [PreferencesError]) {
         let defaults = suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
         let domain = domainName(suiteName: suiteName)
         let location = "UserDefaults suite '\(domain)'"
@@ -83,12 +83,12 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
         _ defaults: UserDefaults,
         domain: String,
         location: String
-    ) -> ([StorageKey: StoredValue], [PreferencesError]) {
-        var entries: [StorageKey: StoredValue] = [:]
+    ) -> ([ResolvedKey: StoredValue], [PreferencesError]) {
+        var entries: [ResolvedKey: StoredValue] = [:]
         var problems: [PreferencesError] = []
         for (name, object) in defaults.persistentDomain(forName: domain) ?? [:] {
             if let value = PropertyListValue.candidates(for: object).first {
-                entries[storageKey(forName: name)] = value
+                entries[resolvedKey(forName: name)] = value
             } else {
                 problems.append(
                     PreferencesError(
@@ -143,14 +143,14 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     }
 
     /// The stored key for a name in the suite: `namespace:name`, or a plain name in the global namespace.
-    static func storageKey(forName name: String) -> StorageKey {
+    static func resolvedKey(forName name: String) -> ResolvedKey {
         guard let separator = name.firstIndex(of: KeyValidation.separator) else {
-            return StorageKey(namespace: "", name: name)
+            return ResolvedKey(namespace: "", name: name)
         }
-        return StorageKey(namespace: String(name[..<separator]), name: String(name[name.index(after: separator)...]))
+        return ResolvedKey(namespace: String(name[..<separator]), name: String(name[name.index(after: separator)...]))
     }
 
-    static func name(for key: StorageKey) -> String {
+    static func name(for key: ResolvedKey) -> String {
         key.namespace.isEmpty ? key.name : "\(key.namespace)\(KeyValidation.separator)\(key.name)"
     }
 
@@ -166,7 +166,7 @@ final class UserDefaultsBackend: PreferencesBackend, @unchecked Sendable {
     private func commit(_ record: Record) throws(PreferencesError) -> BackendUpdate {
         notifications.withLock { $0.isCommitting = true }
         defer { notifications.withLock { $0.isCommitting = false } }
-        return try known.withLock { (known: inout [StorageKey: StoredValue]) throws(PreferencesError) in
+        return try known.withLock { (known: inout [ResolvedKey: StoredValue]) throws(PreferencesError) in
             for change in record.changes {
                 let name = Self.name(for: change.key)
                 if let value = change.value {

@@ -46,7 +46,7 @@ struct Record: Equatable, Sendable, LogContent {
 
     /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
     /// with no record and no array made.
-    static func encodeEntry<Sink: ByteSink>(_ key: StorageKey, _ value: StoredValue, into writer: inout Sink) {
+    static func encodeEntry<Sink: ByteSink>(_ key: ResolvedKey, _ value: StoredValue, into writer: inout Sink) {
         encodeHeader(writeIdentifier: nil, migration: nil, sequence: nil, count: 1, into: &writer)
         encode(key, value, into: &writer)
     }
@@ -77,7 +77,7 @@ struct Record: Equatable, Sendable, LogContent {
     }
 
     fileprivate static func encode<Sink: ByteSink>(
-        _ key: StorageKey,
+        _ key: ResolvedKey,
         _ value: borrowing StoredValue?,
         into writer: inout Sink
     ) {
@@ -111,7 +111,8 @@ struct Record: Equatable, Sendable, LogContent {
 
     /// Applies a record's payload to `entries` as it decodes it, with no record in between: how a
     /// snapshot of many one-change records is read.
-    static func apply(payload reader: inout ByteReader, to entries: inout [StorageKey: StoredValue]) throws(FormatError)
+    static func apply(payload reader: inout ByteReader, to entries: inout [ResolvedKey: StoredValue])
+        throws(FormatError)
     {
         _ = try read(&reader) { _ in
         } change: { key, value in
@@ -123,7 +124,7 @@ struct Record: Equatable, Sendable, LogContent {
     private static func read(
         _ reader: inout ByteReader,
         count: (Int) -> Void,
-        change: (StorageKey, StoredValue?) -> Void
+        change: (ResolvedKey, StoredValue?) -> Void
     ) throws(FormatError) -> (writeIdentifier: String?, migration: String?, sequence: UInt64?) {
         let flagsAt = reader.position
         let flags = try reader.readByte()
@@ -143,7 +144,7 @@ struct Record: Equatable, Sendable, LogContent {
             let namespace = try reader.readLengthPrefixedString()
             let name = try reader.readLengthPrefixedString()
             guard !name.isEmpty else { throw .malformed("empty key name", at: start) }
-            let key = StorageKey(namespace: namespace, name: name)
+            let key = ResolvedKey(namespace: namespace, name: name)
             switch operation {
             case .set: change(key, try StoredValue(from: &reader))
             case .remove: change(key, nil)
@@ -212,7 +213,7 @@ struct Record: Equatable, Sendable, LogContent {
         }
     }
 
-    func apply(to entries: inout [StorageKey: StoredValue]) {
+    func apply(to entries: inout [ResolvedKey: StoredValue]) {
         for change in changes {
             entries[change.key] = change.value
         }

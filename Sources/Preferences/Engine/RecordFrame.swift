@@ -46,7 +46,7 @@ enum RecordFrame {
     }
 
     /// Appends the record of one snapshot entry to `writer`, framed (see ``Record/encodeEntry(_:_:into:)``).
-    static func appendEntry(_ key: StorageKey, _ value: StoredValue, to writer: inout some FrameSink) {
+    static func appendEntry(_ key: ResolvedKey, _ value: StoredValue, to writer: inout some FrameSink) {
         let start = begin(&writer)
         Record.encodeEntry(key, value, into: &writer)
         end(&writer, from: start)

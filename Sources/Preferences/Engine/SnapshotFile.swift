@@ -12,7 +12,7 @@ enum SnapshotFile {
         var damage: DamageReport?
     }
 
-    static func encode(_ entries: [StorageKey: StoredValue], generation: UInt64) -> [UInt8] {
+    static func encode(_ entries: [ResolvedKey: StoredValue], generation: UInt64) -> [UInt8] {
         var entries = StoredEntries(entries)
         return encode(&entries, generation: generation)
     }
@@ -79,8 +79,8 @@ enum SnapshotFile {
 
     /// Reads a body whose checksum matched, but not in the form an index takes (a file whose keys
     /// are out of order, say); `nil` if a record still fails to decode.
-    private static func readVerifiedBody(_ bytes: [UInt8]) -> [StorageKey: StoredValue]? {
-        var entries: [StorageKey: StoredValue] = [:]
+    private static func readVerifiedBody(_ bytes: [UInt8]) -> [ResolvedKey: StoredValue]? {
+        var entries: [ResolvedKey: StoredValue] = [:]
         var offset = FileHeader.size
         while offset < bytes.count {
             guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
@@ -97,7 +97,7 @@ enum SnapshotFile {
 
     /// Loads every record that verifies, scanning past damage for the next frame.
     private static func salvage(_ bytes: [UInt8], reason: String, generation: UInt64, headerIsValid: Bool) -> Contents {
-        var entries: [StorageKey: StoredValue] = [:]
+        var entries: [ResolvedKey: StoredValue] = [:]
         let scan = RecordFrame.scan(bytes, from: FileHeader.size, headerIsDamaged: !headerIsValid) { record in
             record.apply(to: &entries)
         }

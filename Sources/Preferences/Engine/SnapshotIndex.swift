@@ -21,7 +21,7 @@ final class SnapshotIndex: Sendable {
     /// what comparing strings would.
     private let keysAreASCII: Bool
     /// Each key's record, for lookups that bytes cannot answer; made when first needed.
-    private let positions = Locked<[StorageKey: Int]?>(nil)
+    private let positions = Locked<[ResolvedKey: Int]?>(nil)
 
     /// Where one record's key and value lie in `bytes`.
     private struct Located {
@@ -85,13 +85,13 @@ final class SnapshotIndex: Sendable {
     var count: Int { records.count }
 
     /// The value stored under `key`, decoded, or `nil` if the snapshot holds none.
-    func value(for key: StorageKey) -> StoredValue? {
+    func value(for key: ResolvedKey) -> StoredValue? {
         position(of: key).map { decodeValue(of: records[$0]) }
     }
 
     /// Every entry, decoded.
-    func decodeAll() -> [StorageKey: StoredValue] {
-        var entries: [StorageKey: StoredValue] = [:]
+    func decodeAll() -> [ResolvedKey: StoredValue] {
+        var entries: [ResolvedKey: StoredValue] = [:]
         entries.reserveCapacity(records.count)
         forEachKey { key, record in
             entries[key] = decodeValue(of: records[record])
@@ -100,7 +100,7 @@ final class SnapshotIndex: Sendable {
     }
 
     /// Calls `body` with each record's key, made as a string, and the record's position, in order.
-    private func forEachKey(_ body: (StorageKey, Int) -> Void) {
+    private func forEachKey(_ body: (ResolvedKey, Int) -> Void) {
         var previous: (range: Range<Int>, namespace: String)?
         bytes.withUnsafeBufferPointer { buffer in
             for (position, record) in records.enumerated() {
@@ -113,7 +113,7 @@ final class SnapshotIndex: Sendable {
                     previous = (record.namespace, namespace)
                 }
                 body(
-                    StorageKey(namespace: namespace, name: String(decoding: part(buffer, record.name), as: UTF8.self)),
+                    ResolvedKey(namespace: namespace, name: String(decoding: part(buffer, record.name), as: UTF8.self)),
                     position)
             }
         }
@@ -167,8 +167,8 @@ final class SnapshotIndex: Sendable {
         return changes
     }
 
-    private func key(of record: Located, in buffer: UnsafeBufferPointer<UInt8>) -> StorageKey {
-        StorageKey(
+    private func key(of record: Located, in buffer: UnsafeBufferPointer<UInt8>) -> ResolvedKey {
+        ResolvedKey(
             namespace: String(decoding: part(buffer, record.namespace), as: UTF8.self),
             name: String(decoding: part(buffer, record.name), as: UTF8.self)
         )
@@ -184,7 +184,7 @@ final class SnapshotIndex: Sendable {
     }
 
     /// The position of the record of `key`.
-    private func position(of key: StorageKey) -> Int? {
+    private func position(of key: ResolvedKey) -> Int? {
         switch search(for: key) {
         case .found(let position): position
         case .absent: nil
@@ -200,7 +200,7 @@ final class SnapshotIndex: Sendable {
     }
 
     /// Finds `key` by binary search over the keys' bytes.
-    private func search(for key: StorageKey) -> Search {
+    private func search(for key: ResolvedKey) -> Search {
         withUTF8(key.namespace) { namespace in
             withUTF8(key.name) { name in
                 guard keysAreASCII, isASCII(namespace), isASCII(name) else { return .notASCII }
@@ -226,10 +226,10 @@ final class SnapshotIndex: Sendable {
 
     /// Finds `key` as a dictionary finds it, through one of every key; where a key is in the
     /// snapshot twice as canonically equivalent strings, the later record wins, as in decoding.
-    private func positionByEquality(of key: StorageKey) -> Int? {
+    private func positionByEquality(of key: ResolvedKey) -> Int? {
         positions.withLock { positions in
             if positions == nil {
-                var made: [StorageKey: Int] = [:]
+                var made: [ResolvedKey: Int] = [:]
                 made.reserveCapacity(records.count)
                 forEachKey { key, position in
                     made[key] = position
@@ -246,7 +246,7 @@ private typealias KeyBytes = (namespace: UnsafeBufferPointer<UInt8>, name: Unsaf
 
 /// Orders two keys by namespace, then name, each as bytes.
 ///
-/// The order of a snapshot, and of `StorageKey`'s `<`: negative, zero or positive, as `memcmp`.
+/// The order of a snapshot, and of `ResolvedKey`'s `<`: negative, zero or positive, as `memcmp`.
 private func compareKeys(_ lhs: KeyBytes, _ rhs: KeyBytes) -> Int {
     let order = compareBytes(lhs.namespace, rhs.namespace)
     return order != 0 ? order : compareBytes(lhs.name, rhs.name)

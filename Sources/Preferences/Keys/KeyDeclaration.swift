@@ -4,7 +4,7 @@ package struct KeyDeclaration: Sendable {
     /// The namespace schema entries are stored in: reserved, like the migration ledger.
     static let schemaNamespace = "_preferences.schema"
 
-    let key: StorageKey
+    let key: ResolvedKey
     /// The key's value type, as Swift names it: `Int`, `Optional<Theme>`.
     package let typeName: String
     /// The kinds of stored value the key reads.
@@ -22,8 +22,8 @@ package struct KeyDeclaration: Sendable {
     package var name: String { key.name }
 
     /// Where the entry is stored: one per declared key, named by the key's namespace and name.
-    var schemaKey: StorageKey {
-        StorageKey(namespace: Self.schemaNamespace, name: "\(key.namespace):\(key.name)")
+    var schemaKey: ResolvedKey {
+        ResolvedKey(namespace: Self.schemaNamespace, name: "\(key.namespace):\(key.name)")
     }
 
     /// The entry as stored: a dictionary, which any backend holds natively.
@@ -49,7 +49,7 @@ extension KeyDeclaration {
             case .string(let typeName)? = fields["type"], case .array(let kinds)? = fields["kinds"]
         else { return nil }
         self.init(
-            key: StorageKey(namespace: namespace, name: name),
+            key: ResolvedKey(namespace: namespace, name: name),
             typeName: typeName,
             kinds: kinds.compactMap { if case .string(let kind) = $0 { StoredKind(rawValue: kind) } else { nil } },
             defaultValue: fields["default"],
@@ -60,7 +60,7 @@ extension KeyDeclaration {
     }
 }
 
-extension StorageKey {
+extension ResolvedKey {
     /// Whether the key holds a schema entry.
     var isSchemaEntry: Bool {
         namespace == KeyDeclaration.schemaNamespace

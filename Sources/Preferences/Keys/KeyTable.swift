@@ -1,5 +1,5 @@
 /// A table from storage keys to values, looked up with the hash each key computed once when it was
-/// made (``StorageKey/precomputedHash``), so that a lookup hashes nothing.
+/// made (``ResolvedKey/precomputedHash``), so that a lookup hashes nothing.
 ///
 /// A `Dictionary` would run the process's seeded hasher over that hash on every lookup, a large
 /// part of a read. Keys and values sit in arrays in the order they came,
@@ -9,7 +9,7 @@
 /// removed one by one, as the store's slots and the entries' numbers never are. At most 2³¹ - 1
 /// entries: positions are 32 bits.
 struct KeyTable<Value> {
-    private var keys: [StorageKey] = []
+    private var keys: [ResolvedKey] = []
     private var values: [Value] = []
     private var index: [IndexEntry]
 
@@ -33,7 +33,7 @@ struct KeyTable<Value> {
 
     /// Where `key` is in `keys` and `values`, or `nil`.
     @inline(__always)
-    private func position(of key: StorageKey) -> Int? {
+    private func position(of key: ResolvedKey) -> Int? {
         let mask = index.count - 1
         let hash = UInt32(truncatingIfNeeded: key.precomputedHash)
         var probe = key.precomputedHash & mask
@@ -52,7 +52,7 @@ struct KeyTable<Value> {
     /// The value of `key`, or `nil` if it has none.
     ///
     /// Setting `nil` is a programmer's mistake: entries are not removed.
-    subscript(key: StorageKey) -> Value? {
+    subscript(key: ResolvedKey) -> Value? {
         @inline(__always) get {
             position(of: key).map { values[$0] }
         }
@@ -66,7 +66,7 @@ struct KeyTable<Value> {
         }
     }
 
-    private mutating func append(_ value: Value, for key: StorageKey) {
+    private mutating func append(_ value: Value, for key: ResolvedKey) {
         keys.append(key)
         values.append(value)
         if keys.count * 4 > index.count * 3 {
@@ -93,7 +93,7 @@ struct KeyTable<Value> {
 
 extension KeyTable: Sequence {
     /// The entries, in the order their keys came.
-    func makeIterator() -> some IteratorProtocol<(key: StorageKey, value: Value)> {
+    func makeIterator() -> some IteratorProtocol<(key: ResolvedKey, value: Value)> {
         zip(keys, values).lazy.map { (key: $0, value: $1) }.makeIterator()
     }
 }

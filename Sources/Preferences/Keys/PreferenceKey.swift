@@ -39,7 +39,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     /// The key as a store whose app namespace is the default one stores it: built once, so that
     /// a read builds no key and hashes no string.
-    let defaultStorageKey: StorageKey
+    let defaultResolvedKey: ResolvedKey
 
     /// Whether the key is in the app namespace, whose stored name each store chooses.
     let isInAppNamespace: Bool
@@ -67,11 +67,11 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     /// The key as the last store with another app namespace stores it, kept for the next read and
     /// write there: building it allocates the object a storage key keeps its strings in.
-    private let lastResolvedStorageKey = Locked<StorageKey?>(nil)
+    private let lastResolvedKey = Locked<ResolvedKey?>(nil)
 
     let computeDefault: (@Sendable () -> Value)?
 
-    /// A number no other key object of the process has (see ``KeySerials``), for `defaultStorageKey`:
+    /// A number no other key object of the process has (see ``KeySerials``), for `defaultResolvedKey`:
     /// a store finds the key's slot in an array by it, without hashing.
     let serial: UInt32
 
@@ -91,8 +91,8 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         self.computeDefault = computeDefault
         self.summary = summary
         hasComputedDefault = computeDefault != nil
-        defaultStorageKey = StorageKey(
-            namespace: namespace.resolved(appNamespace: PreferencesStore.defaultAppNamespace), name: name,
+        defaultResolvedKey = ResolvedKey(
+            namespace: namespace.resolved(appNamespace: PreferenceNamespace.defaultAppNamespace), name: name,
             encodesAhead: true)
         serial = KeySerials.next()
         if case .app = namespace.kind {
@@ -129,25 +129,27 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
             computeDefault: computeDefault, summary: summary)
     }
 
-    override func storageKey(appNamespace: String) -> StorageKey {
-        guard isInAppNamespace, appNamespace != PreferencesStore.defaultAppNamespace else { return defaultStorageKey }
-        return storageKey(inAppNamespace: appNamespace)
+    override func resolvedKey(appNamespace: String) -> ResolvedKey {
+        guard isInAppNamespace, appNamespace != PreferenceNamespace.defaultAppNamespace else {
+            return defaultResolvedKey
+        }
+        return resolvedKey(inAppNamespace: appNamespace)
     }
 
     /// The key as a store whose app namespace is `appNamespace`, not the default one, stores it.
-    func storageKey(inAppNamespace appNamespace: String) -> StorageKey {
-        if let last = lastResolvedStorageKey.withLock({ $0 }), last.namespace == appNamespace {
+    func resolvedKey(inAppNamespace appNamespace: String) -> ResolvedKey {
+        if let last = lastResolvedKey.withLock({ $0 }), last.namespace == appNamespace {
             return last
         }
-        let key = defaultStorageKey.inNamespace(appNamespace)
-        lastResolvedStorageKey.withLock { $0 = key }
+        let key = defaultResolvedKey.inNamespace(appNamespace)
+        lastResolvedKey.withLock { $0 = key }
         return key
     }
 
     override func declaration(appNamespace: String) -> KeyDeclaration {
         let codec = codec
         return KeyDeclaration(
-            key: storageKey(appNamespace: appNamespace),
+            key: resolvedKey(appNamespace: appNamespace),
             typeName: typeName(Value.self),
             kinds: codec.acceptedKinds,
             defaultValue: hasComputedDefault ? nil : (try? codec.encode(defaultValue)) ?? nil,

@@ -38,7 +38,7 @@ public class PreferenceKeys: @unchecked Sendable {
     /// The key's full identity in a store with this app namespace.
     ///
     /// Every instance is a ``PreferenceKey``, which overrides it.
-    func storageKey(appNamespace: String) -> StorageKey {
+    func resolvedKey(appNamespace: String) -> ResolvedKey {
         preconditionFailure("only PreferenceKey instances exist")
     }
 

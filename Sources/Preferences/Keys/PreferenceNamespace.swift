@@ -27,6 +27,10 @@ public struct PreferenceNamespace: Hashable, Sendable {
     /// The app's own namespace, resolved by each store to its ``PreferencesStore/appNamespace``.
     public static let app = PreferenceNamespace(kind: .app)
 
+    /// What ``app`` resolves to unless a store is told otherwise (see
+    /// ``PreferencesStore/defaultAppNamespace``).
+    static let defaultAppNamespace = "app"
+
     /// No namespace: the plain names that `UserDefaults` and `@AppStorage` use.
     public static let global = PreferenceNamespace(kind: .global)
 

@@ -88,10 +88,10 @@ final class OverrideEntry: Sendable {
     ///   - values: Every layer's values, the top layer's first.
     ///   - appNamespace: The store's name for the app's namespace.
     /// - Returns: Each key's values, top layer first.
-    static func table(for values: [NamedOverride], appNamespace: String) -> [StorageKey: [OverrideValue]] {
-        var table: [StorageKey: [OverrideValue]] = [:]
+    static func table(for values: [NamedOverride], appNamespace: String) -> [ResolvedKey: [OverrideValue]] {
+        var table: [ResolvedKey: [OverrideValue]] = [:]
         for named in values {
-            for key in storageKeys(named: named.name, appNamespace: appNamespace) {
+            for key in resolvedKeys(named: named.name, appNamespace: appNamespace) {
                 table[key, default: []].append(named.value)
             }
         }
@@ -101,11 +101,11 @@ final class OverrideEntry: Sendable {
     /// The keys a layer's name stands for: a plain name is the app's key and the global one, and
     /// `namespace:name` is read as a ``StoredKey`` is written; a name that breaks the key rules,
     /// such as one in a reserved namespace, stands for none.
-    private static func storageKeys(named name: String, appNamespace: String) -> [StorageKey] {
+    private static func resolvedKeys(named name: String, appNamespace: String) -> [ResolvedKey] {
         guard name.contains(":") else {
-            return [StorageKey(namespace: appNamespace, name: name), StorageKey(namespace: "", name: name)]
+            return [ResolvedKey(namespace: appNamespace, name: name), ResolvedKey(namespace: "", name: name)]
         }
         guard let key = StoredKey(parsing: name) else { return [] }
-        return [StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)]
+        return [ResolvedKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)]
     }
 }

@@ -31,8 +31,8 @@ extension AppliedMigration {
     /// neither listing nor removing a namespace touches it.
     static let ledgerNamespace = "_preferences.migrations"
 
-    static func ledgerKey(for id: String) -> StorageKey {
-        StorageKey(namespace: ledgerNamespace, name: id)
+    static func ledgerKey(for id: String) -> ResolvedKey {
+        ResolvedKey(namespace: ledgerNamespace, name: id)
     }
 
     /// The entry as stored: a dictionary, which any backend holds natively.
@@ -50,7 +50,7 @@ extension AppliedMigration {
     }
 }
 
-extension StorageKey {
+extension ResolvedKey {
     /// Whether the key lives in a namespace reserved for the library, such as the migration ledger.
     var isReserved: Bool {
         namespace.hasPrefix("_")

@@ -120,7 +120,7 @@ public struct ImportFromUserDefaults: PreferencesMigration {
         var skipped: [String] = []
         for key in keys {
             guard let object = values[key.sourceName] else { continue }
-            let place = preferences.storageKey(for: key.target)
+            let place = preferences.resolvedKey(for: key.target)
             guard preferences.storedValue(at: place) == nil else {
                 skipped.append("'\(key.sourceName)': the store already holds a newer value")
                 continue

@@ -55,8 +55,8 @@ public struct MigrateName<Value: Sendable>: PreferencesMigration {
     /// - Throws: A ``PreferencesError`` when the old value does not read as `Value`, or when both keys
     ///   hold values and the policy is ``RenameConflictPolicy/fail``.
     public func migrate(_ preferences: inout PreferencesTransaction) throws -> MigrationResult {
-        let oldPlace = preferences.storageKey(for: oldKey)
-        let newPlace = preferences.storageKey(for: newKey)
+        let oldPlace = preferences.resolvedKey(for: oldKey)
+        let newPlace = preferences.resolvedKey(for: newKey)
         guard oldPlace != newPlace, let stored = preferences.storedValue(at: oldPlace) else {
             return .nothingToMigrate
         }

@@ -58,8 +58,8 @@ public struct MigrateValue<Old: Sendable, New: Sendable>: PreferencesMigration {
     /// - Throws: A ``PreferencesError`` when the old value reads as neither type, or the new one cannot
     ///   be encoded, or the error of the transform.
     public func migrate(_ preferences: inout PreferencesTransaction) throws -> MigrationResult {
-        let oldPlace = preferences.storageKey(for: oldKey)
-        let samePlace = oldPlace == preferences.storageKey(for: newKey)
+        let oldPlace = preferences.resolvedKey(for: oldKey)
+        let samePlace = oldPlace == preferences.resolvedKey(for: newKey)
         guard preferences.storedValue(at: oldPlace) != nil else { return .nothingToMigrate }
         let oldValue: Old
         do {

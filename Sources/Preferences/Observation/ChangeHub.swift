@@ -15,7 +15,7 @@
 final class ChangeHub: Sendable {
     /// What an observer watches.
     enum Filter: Sendable {
-        case keys(Set<StorageKey>)
+        case keys(Set<ResolvedKey>)
         case namespace(String)
         /// Every key but the library's own, such as the ledger.
         case everything

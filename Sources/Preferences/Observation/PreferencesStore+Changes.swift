@@ -47,7 +47,7 @@ extension PreferencesStore {
     /// - Parameter keys: The keys to watch.
     /// - Returns: One ``PreferencesChange`` per commit that changes any of them.
     public func changes(forAnyOf keys: PreferenceKeys...) -> AsyncStream<PreferencesChange> {
-        changes(matching: .keys(Set(keys.map { $0.storageKey(appNamespace: appNamespace) })))
+        changes(matching: .keys(Set(keys.map { $0.resolvedKey(appNamespace: appNamespace) })))
     }
 
     /// The commits that change any key in a namespace, each saying which keys changed and where.
@@ -127,7 +127,7 @@ extension PreferencesStore {
         anyOf keys: PreferenceKeys...,
         handler: @escaping @Sendable (PreferencesChange) -> Void
     ) -> PreferencesObservation {
-        let filter = ChangeHub.Filter.keys(Set(keys.map { $0.storageKey(appNamespace: appNamespace) }))
+        let filter = ChangeHub.Filter.keys(Set(keys.map { $0.resolvedKey(appNamespace: appNamespace) }))
         return addObserver(filter) { [appNamespace] change in
             handler(change.publicChange(appNamespace: appNamespace))
         }
@@ -149,14 +149,14 @@ extension PreferencesStore {
         handler: @escaping @Sendable (Value, PreferencesChange) -> Void,
         start: (Value) -> Void
     ) -> PreferencesObservation {
-        let storageKey = storageKey(for: key)
+        let resolvedKey = resolvedKey(for: key)
         let codec = key.codec
         let defaultValue = defaultValue(for: key)
-        let storedKey = storedKey(for: storageKey)
+        let storedKey = storedKey(for: resolvedKey)
         let deliver: @Sendable (CommittedChange) -> Void = { [appNamespace, errorChannel] change in
-            for entry in change.changes where entry.key == storageKey {
+            for entry in change.changes where entry.key == resolvedKey {
                 var value = defaultValue
-                if self.isOverridden(storageKey) {
+                if self.isOverridden(resolvedKey) {
                     // The value an override layer holds now, or what lies under it.
                     value = self.currentValue(for: key, tracksAccess: false)
                 } else if let stored = entry.value {
@@ -171,7 +171,7 @@ extension PreferencesStore {
             }
         }
         return addObserver(
-            .keys([storageKey]), start: { start(self.currentValue(for: key, tracksAccess: false)) }, deliver: deliver)
+            .keys([resolvedKey]), start: { start(self.currentValue(for: key, tracksAccess: false)) }, deliver: deliver)
     }
 
     /// Adds an observer with the write lock held, so that no commit falls between `start` and the

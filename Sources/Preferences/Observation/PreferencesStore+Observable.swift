@@ -35,7 +35,7 @@
 
 /// The argument of a key's observation key path, so that each key has a path of its own.
 struct ObservedKey: Hashable, Sendable {
-    let key: StorageKey
+    let key: ResolvedKey
 }
 
 extension PreferencesStore {

@@ -74,7 +74,7 @@ extension PreferencesStore {
     }
 
     /// Removes, in one commit, the stored values whose key `removes` picks, leaving forced keys.
-    func removeStoredValues(where removes: (StorageKey, StoreState) -> Bool) throws(PreferencesError) {
+    func removeStoredValues(where removes: (ResolvedKey, StoreState) -> Bool) throws(PreferencesError) {
         do {
             try withWriteLock {
                 try withExclusiveAccess {
@@ -95,10 +95,10 @@ extension PreferencesStore {
     }
 }
 
-extension StorageKey {
+extension ResolvedKey {
     /// The key whose schema entry this is; `nil` if the entry's name is not `namespace:name`.
-    fileprivate var declaredKey: StorageKey? {
+    fileprivate var declaredKey: ResolvedKey? {
         guard let colon = name.firstIndex(of: ":") else { return nil }
-        return StorageKey(namespace: String(name[..<colon]), name: String(name[name.index(after: colon)...]))
+        return ResolvedKey(namespace: String(name[..<colon]), name: String(name[name.index(after: colon)...]))
     }
 }

@@ -27,8 +27,8 @@ extension PreferencesStore {
     /// - Parameter key: The key to look up.
     /// - Returns: `true` if the managed layer holds a setting for the key.
     public func isForced<Value>(_ key: PreferenceKey<Value>) -> Bool {
-        let storageKey = storageKey(for: key)
-        return state.withLock { $0.overrides[storageKey]?.managedValue != nil }
+        let resolvedKey = resolvedKey(for: key)
+        return state.withLock { $0.overrides[resolvedKey]?.managedValue != nil }
     }
 
     /// The default a key reads as in this store.
@@ -40,14 +40,14 @@ extension PreferencesStore {
     /// - Returns: The default.
     public func defaultValue<Value>(for key: PreferenceKey<Value>) -> Value {
         guard key.hasComputedDefault, let computeDefault = key.computeDefault else { return key.defaultValue }
-        let storageKey = storageKey(for: key)
-        if let computed = state.withLock({ $0.slot(for: storageKey).computedDefault }) as? Value {
+        let resolvedKey = resolvedKey(for: key)
+        if let computed = state.withLock({ $0.slot(for: resolvedKey).computedDefault }) as? Value {
             return computed
         }
         // Computed outside the lock, since it is the app's code; the first one kept wins.
         let computed = computeDefault()
         return state.withLock { state in
-            let slot = state.slot(for: storageKey)
+            let slot = state.slot(for: resolvedKey)
             if let kept = slot.computedDefault as? Value {
                 return kept
             }
@@ -65,8 +65,8 @@ extension PreferencesStore {
             let table = OverrideEntry.table(for: values, appNamespace: appNamespace)
             let (changes, paths, isFirstReading) = state.withLock {
                 state -> ([EntryChange], ObservationPaths, Bool) in
-                var entries: [StorageKey: OverrideEntry] = [:]
-                var changed: [StorageKey] = []
+                var entries: [ResolvedKey: OverrideEntry] = [:]
+                var changed: [ResolvedKey] = []
                 for (key, values) in table {
                     if let entry = state.overrides[key], entry.values == values {
                         entries[key] = entry
@@ -100,12 +100,12 @@ extension PreferencesStore {
     }
 
     /// Whether any override layer holds a value for the key.
-    func isOverridden(_ key: StorageKey) -> Bool {
+    func isOverridden(_ key: ResolvedKey) -> Bool {
         state.withLock { !$0.overrides.isEmpty && $0.overrides[key] != nil }
     }
 
     /// Reports the override values a key could not read, once per value and type.
-    func reportUnreadableOverrides(_ failures: [(OverrideValue, String)], key: StorageKey, expected: any Any.Type) {
+    func reportUnreadableOverrides(_ failures: [(OverrideValue, String)], key: ResolvedKey, expected: any Any.Type) {
         errorChannel.report(
             failures.map { value, reason in
                 PreferencesError(
@@ -119,7 +119,7 @@ extension PreferencesStore {
 
 extension StoreState {
     /// The first change whose key a managed setting forces, with the setting's origin.
-    func forcedChange(among changes: [PendingChange]) -> (key: StorageKey, origin: String)? {
+    func forcedChange(among changes: [PendingChange]) -> (key: ResolvedKey, origin: String)? {
         guard !overrides.isEmpty else { return nil }
         for change in changes {
             if let origin = forcingOrigin(of: change.key) {
@@ -131,7 +131,7 @@ extension StoreState {
 
     /// Where the managed setting that forces a key comes from; `nil` when none forces it.
     @inline(__always)
-    func forcingOrigin(of key: StorageKey) -> String? {
+    func forcingOrigin(of key: ResolvedKey) -> String? {
         guard !overrides.isEmpty else { return nil }
         return overrides[key]?.managedValue?.origin
     }

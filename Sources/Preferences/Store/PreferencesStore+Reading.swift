@@ -40,7 +40,7 @@ extension PreferencesStore {
                 return defaultValue(for: key)
             }
         } catch {
-            reportOnce(error, for: storageKey(for: key))
+            reportOnce(error, for: resolvedKey(for: key))
             return defaultValue(for: key)
         }
         return value
@@ -76,8 +76,8 @@ extension PreferencesStore {
     /// - Returns: `true` if the store holds an entry under the key's namespace and name.
     public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
         catchUpForRead()
-        let storageKey = storageKey(for: key)
-        return state.withLock { $0.slot(for: storageKey).stored != nil }
+        let resolvedKey = resolvedKey(for: key)
+        return state.withLock { $0.slot(for: resolvedKey).stored != nil }
     }
 
     /// The keys of every stored entry, or of those in one namespace, sorted by namespace and name.
@@ -114,7 +114,7 @@ extension PreferencesStore {
     }
 
     /// The value stored at a key, in its stored form.
-    func storedValue(at key: StorageKey) -> StoredValue? {
+    func storedValue(at key: ResolvedKey) -> StoredValue? {
         catchUpForRead()
         return state.withLock { $0.slot(for: key).stored }
     }
@@ -136,12 +136,12 @@ extension PreferencesStore {
         // two string retains and releases.
         guard key.isInAppNamespace, !hasDefaultAppNamespace else {
             return try readStoredValue(
-                for: key, at: key.defaultStorageKey, serial: key.serial, into: &value,
+                for: key, at: key.defaultResolvedKey, serial: key.serial, into: &value,
                 registeringType: registeringType, tracksAccess: tracksAccess, readsOverrides: readsOverrides)
         }
-        let storageKey = storageKey(for: key)
+        let resolvedKey = resolvedKey(for: key)
         return try readStoredValue(
-            for: key, at: storageKey, serial: 0, into: &value, registeringType: registeringType,
+            for: key, at: resolvedKey, serial: 0, into: &value, registeringType: registeringType,
             tracksAccess: tracksAccess, readsOverrides: readsOverrides)
     }
 
@@ -150,7 +150,7 @@ extension PreferencesStore {
     /// value copied out of its slot and decoded outside it.
     private func readStoredValue<Value>(
         for key: PreferenceKey<Value>,
-        at storageKey: StorageKey,
+        at resolvedKey: ResolvedKey,
         serial: UInt32,
         into value: inout Value,
         registeringType: Bool,
@@ -165,7 +165,7 @@ extension PreferencesStore {
             var isOverridden = false
             var read = StoredRead.absent
             let (_, conflictingType) = withCurrentSlot(
-                for: storageKey, serial: serial, as: type, tracksAccess: tracksAccess
+                for: resolvedKey, serial: serial, as: type, tracksAccess: tracksAccess
             ) { slot in
                 isOverridden = slot.override != nil
                 guard let stored = slot.stored else { return }
@@ -177,9 +177,9 @@ extension PreferencesStore {
                 }
             }
             if let conflictingType {
-                reportConflict(for: storageKey, first: conflictingType, second: Value.self)
+                reportConflict(for: resolvedKey, first: conflictingType, second: Value.self)
             }
-            if readsOverrides, isOverridden, let source = readOverride(for: key, at: storageKey, into: &value) {
+            if readsOverrides, isOverridden, let source = readOverride(for: key, at: resolvedKey, into: &value) {
                 return source
             }
             switch read {
@@ -188,18 +188,18 @@ extension PreferencesStore {
             case .decoded:
                 return .stored
             case .failed(let failure, let stored):
-                throw readFailure(failure, key: storedKey(for: storageKey), stored: stored, expected: Value.self)
+                throw readFailure(failure, key: storedKey(for: resolvedKey), stored: stored, expected: Value.self)
             }
         }
         let (slot, conflictingType) = withCurrentSlot(
-            for: storageKey, serial: serial, as: type, tracksAccess: tracksAccess
+            for: resolvedKey, serial: serial, as: type, tracksAccess: tracksAccess
         ) {
             SlotSnapshot($0)
         }
         if let conflictingType {
-            reportConflict(for: storageKey, first: conflictingType, second: Value.self)
+            reportConflict(for: resolvedKey, first: conflictingType, second: Value.self)
         }
-        if readsOverrides, slot.isOverridden, let source = readOverride(for: key, at: storageKey, into: &value) {
+        if readsOverrides, slot.isOverridden, let source = readOverride(for: key, at: resolvedKey, into: &value) {
             return source
         }
         guard slot.hasStored else { return nil }
@@ -213,9 +213,9 @@ extension PreferencesStore {
         do throws(DecodeFailure) {
             value = try codec.decode(slot.stored)
         } catch {
-            throw readFailure(error, key: storedKey(for: storageKey), stored: slot.stored, expected: Value.self)
+            throw readFailure(error, key: storedKey(for: resolvedKey), stored: slot.stored, expected: Value.self)
         }
-        cache(DecodedValue(value), for: storageKey, generation: slot.generation)
+        cache(DecodedValue(value), for: resolvedKey, generation: slot.generation)
         return .stored
     }
 
@@ -233,13 +233,13 @@ extension PreferencesStore {
     @inline(never)
     private func readOverride<Value>(
         for key: PreferenceKey<Value>,
-        at storageKey: StorageKey,
+        at resolvedKey: ResolvedKey,
         into value: inout Value
     ) -> PreferenceSource? {
-        guard let override = state.withLock({ $0.existingSlot(for: storageKey)?.override }),
+        guard let override = state.withLock({ $0.existingSlot(for: resolvedKey)?.override }),
             let found = override.read(
                 with: key.codec,
-                report: { reportUnreadableOverrides($0, key: storageKey, expected: Value.self) })
+                report: { reportUnreadableOverrides($0, key: resolvedKey, expected: Value.self) })
         else { return nil }
         value = found.value
         return found.source
@@ -280,7 +280,7 @@ extension PreferencesStore {
     ///   another, reported once.
     @inline(__always)
     private func withCurrentSlot<Result>(
-        for key: StorageKey,
+        for key: ResolvedKey,
         serial: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
@@ -298,7 +298,7 @@ extension PreferencesStore {
     /// behind the backend's commits.
     @inline(__always)
     private func withSlotIfCurrent<Result>(
-        for key: StorageKey,
+        for key: ResolvedKey,
         serial: UInt32,
         as type: (any Any.Type)?,
         tracksAccess: Bool,
@@ -328,7 +328,7 @@ extension PreferencesStore {
     }
 
     /// Keeps a decoded value for later reads, if the stored value has not changed since it was read.
-    private func cache(_ decoded: DecodedValue, for key: StorageKey, generation: UInt64) {
+    private func cache(_ decoded: DecodedValue, for key: ResolvedKey, generation: UInt64) {
         state.withLock { state in
             if let slot = state.existingSlot(for: key), slot.generation == generation {
                 slot.decoded = decoded
@@ -352,7 +352,7 @@ extension PreferencesStore {
     }
 
     /// Reports a read failure the first time it happens for the value now stored, not on every read.
-    private func reportOnce(_ error: PreferencesError, for key: StorageKey) {
+    private func reportOnce(_ error: PreferencesError, for key: ResolvedKey) {
         let isNew = state.withLock { state in
             guard let slot = state.existingSlot(for: key), slot.reportedFailureGeneration != slot.generation else {
                 return false
@@ -365,7 +365,7 @@ extension PreferencesStore {
         }
     }
 
-    func reportConflict(for key: StorageKey, first: any Any.Type, second: any Any.Type) {
+    func reportConflict(for key: ResolvedKey, first: any Any.Type, second: any Any.Type) {
         errorChannel.report(
             PreferencesError(
                 .conflictingValueTypes(key: storedKey(for: key), first: typeName(first), second: typeName(second))

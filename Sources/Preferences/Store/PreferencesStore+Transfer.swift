@@ -48,12 +48,12 @@ extension PreferencesStore {
             } catch {
                 throw PreferencesError(.importFailed(key: key, reason: error.message))
             }
-            let storageKey = storageKey(for: key)
-            if let declaration = state.withLock({ $0.declarations[storageKey] }), declaration.reads?(value) == false {
+            let resolvedKey = resolvedKey(for: key)
+            if let declaration = state.withLock({ $0.declarations[resolvedKey] }), declaration.reads?(value) == false {
                 throw PreferencesError(
                     .typeMismatch(key: key, stored: value.kindDescription, expected: declaration.typeName))
             }
-            changes.append(PendingChange(key: storageKey, value: value, valueType: nil))
+            changes.append(PendingChange(key: resolvedKey, value: value, valueType: nil))
         }
         try commit(changes)
     }

@@ -22,7 +22,7 @@ extension PreferencesStore {
     /// What ``setValue(_:for:)`` does, its error typed: for the subscript's setter to report.
     func write<Value>(_ value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) {
         // The storage key made once, as the change's: the encoder needs it only for an error.
-        try commit(EntryChange(key: storageKey(for: key), value: encode(value, for: key)), valueType: Value.self)
+        try commit(EntryChange(key: resolvedKey(for: key), value: encode(value, for: key)), valueType: Value.self)
     }
 
     /// Removes the entry for a key, so that reading it gives the key's default.
@@ -30,7 +30,7 @@ extension PreferencesStore {
     /// - Parameter key: The key whose entry to remove.
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeValue<Value>(for key: PreferenceKey<Value>) throws {
-        try commit(EntryChange(key: storageKey(for: key), value: nil), valueType: Value.self)
+        try commit(EntryChange(key: resolvedKey(for: key), value: nil), valueType: Value.self)
     }
 
     /// Removes every entry in a namespace, in one commit.
@@ -111,7 +111,7 @@ extension PreferencesStore {
 
     /// Encodes a value for a key into the change that writes it.
     func change<Value>(setting value: Value, for key: PreferenceKey<Value>) throws(PreferencesError) -> PendingChange {
-        PendingChange(key: storageKey(for: key), value: try encode(value, for: key), valueType: Value.self)
+        PendingChange(key: resolvedKey(for: key), value: try encode(value, for: key), valueType: Value.self)
     }
 
     /// Encodes a value for a key, as the key's codec does: `nil`, for an optional key, removes the
@@ -124,7 +124,7 @@ extension PreferencesStore {
             case .encoderFailed(let reason):
                 throw PreferencesError(
                     .encodingFailed(
-                        key: storedKey(for: storageKey(for: key)), valueType: typeName(Value.self), reason: reason)
+                        key: storedKey(for: resolvedKey(for: key)), valueType: typeName(Value.self), reason: reason)
                 )
             }
         }
@@ -142,7 +142,7 @@ extension PreferencesStore {
         writeIdentifier: String? = nil,
         migration: String? = nil
     ) throws(PreferencesError) {
-        var conflicts: [(StorageKey, any Any.Type, any Any.Type)] = []
+        var conflicts: [(ResolvedKey, any Any.Type, any Any.Type)] = []
         defer {
             for (key, first, second) in conflicts {
                 reportConflict(for: key, first: first, second: second)
@@ -334,7 +334,7 @@ extension PreferencesStore {
 
 /// A change on its way to a commit, with the value type it was written as.
 struct PendingChange {
-    var key: StorageKey
+    var key: ResolvedKey
     var value: StoredValue?
     /// `nil` for changes made without a typed key, such as removing a namespace.
     var valueType: (any Any.Type)?

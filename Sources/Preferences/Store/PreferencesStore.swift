@@ -84,7 +84,7 @@ public final class PreferencesStore: Sendable {
     ///
     /// It is a constant, not the bundle identifier, so an app and its extensions that open the same
     /// file see the same values, and it is never empty on Linux, where there is no bundle identifier.
-    public static let defaultAppNamespace = "app"
+    public static let defaultAppNamespace = PreferenceNamespace.defaultAppNamespace
 
     init(
         backend: any PreferencesBackend,
@@ -144,16 +144,16 @@ public final class PreferencesStore: Sendable {
         try writeLock.withLock(body) { changeHub.deliverPending(announcingThrough: self) }
     }
 
-    func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
-        guard key.isInAppNamespace, !hasDefaultAppNamespace else { return key.defaultStorageKey }
-        return key.storageKey(inAppNamespace: appNamespace)
+    func resolvedKey<Value>(for key: PreferenceKey<Value>) -> ResolvedKey {
+        guard key.isInAppNamespace, !hasDefaultAppNamespace else { return key.defaultResolvedKey }
+        return key.resolvedKey(inAppNamespace: appNamespace)
     }
 
-    func storageKey(for key: StoredKey) -> StorageKey {
-        StorageKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
+    func resolvedKey(for key: StoredKey) -> ResolvedKey {
+        ResolvedKey(namespace: key.namespace.resolved(appNamespace: appNamespace), name: key.name)
     }
 
-    func storedKey(for key: StorageKey) -> StoredKey {
+    func storedKey(for key: ResolvedKey) -> StoredKey {
         StoredKey(key.name, in: PreferenceNamespace(stored: key.namespace, appNamespace: appNamespace))
     }
 }

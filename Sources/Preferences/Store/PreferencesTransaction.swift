@@ -4,9 +4,9 @@
 /// exists only for the body it is passed to.
 public struct PreferencesTransaction: ~Copyable {
     private let store: PreferencesStore
-    private var changes: [StorageKey: PendingChange] = [:]
+    private var changes: [ResolvedKey: PendingChange] = [:]
     /// Keys in the order they were first written, so that commits are deterministic.
-    private var order: [StorageKey] = []
+    private var order: [ResolvedKey] = []
     /// The first error of a subscript write, which cannot throw; it fails the whole transaction.
     private var deferredError: PreferencesError?
     /// A migration reads and writes a name with types other than the app's, which is no conflict.
@@ -68,7 +68,7 @@ public struct PreferencesTransaction: ~Copyable {
     /// - Parameter key: The key to look for.
     /// - Returns: `true` if this transaction wrote a value for the key, or did not remove one stored.
     public func contains<Value>(_ key: PreferenceKey<Value>) -> Bool {
-        storedValue(at: store.storageKey(for: key)) != nil
+        storedValue(at: store.resolvedKey(for: key)) != nil
     }
 
     /// Writes a value for a key when the transaction commits; for an optional key, `nil` removes the entry.
@@ -89,11 +89,11 @@ public struct PreferencesTransaction: ~Copyable {
     ///
     /// - Parameter key: The key whose entry to remove.
     public mutating func removeValue<Value>(for key: PreferenceKey<Value>) {
-        record(PendingChange(key: store.storageKey(for: key), value: nil, valueType: isMigration ? nil : Value.self))
+        record(PendingChange(key: store.resolvedKey(for: key), value: nil, valueType: isMigration ? nil : Value.self))
     }
 
     /// The value stored at a key as this transaction sees it, in its stored form.
-    func storedValue(at key: StorageKey) -> StoredValue? {
+    func storedValue(at key: ResolvedKey) -> StoredValue? {
         if let pending = changes[key] {
             return pending.value
         }
@@ -101,20 +101,20 @@ public struct PreferencesTransaction: ~Copyable {
     }
 
     /// Writes a value in its stored form, as it is: a rename moves bytes it need not decode.
-    mutating func setStoredValue(_ value: StoredValue?, at key: StorageKey) {
+    mutating func setStoredValue(_ value: StoredValue?, at key: ResolvedKey) {
         record(PendingChange(key: key, value: value, valueType: nil))
     }
 
-    func storageKey<Value>(for key: PreferenceKey<Value>) -> StorageKey {
-        store.storageKey(for: key)
+    func resolvedKey<Value>(for key: PreferenceKey<Value>) -> ResolvedKey {
+        store.resolvedKey(for: key)
     }
 
-    func storedKey(for key: StorageKey) -> StoredKey {
+    func storedKey(for key: ResolvedKey) -> StoredKey {
         store.storedKey(for: key)
     }
 
-    func storageKey(for key: StoredKey) -> StorageKey {
-        store.storageKey(for: key)
+    func resolvedKey(for key: StoredKey) -> ResolvedKey {
+        store.resolvedKey(for: key)
     }
 
     /// Reports a problem that does not stop the transaction, through the store's error channel.
@@ -141,7 +141,7 @@ public struct PreferencesTransaction: ~Copyable {
     }
 
     private func lookUp<Value>(_ key: PreferenceKey<Value>) throws(PreferencesError) -> Value? {
-        if let pending = changes[store.storageKey(for: key)] {
+        if let pending = changes[store.resolvedKey(for: key)] {
             return try decode(pending, for: key)
         }
         // A migration moves what is stored; an override is not the app's data.

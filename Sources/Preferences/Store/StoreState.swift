@@ -19,11 +19,11 @@ struct StoreState {
     /// Whether a catch-up a read could not do is on its way.
     var isCatchingUpInBackground = false
     /// What the override layers hold, by key; empty when the store reads no override layer.
-    var overrides: [StorageKey: OverrideEntry] = [:]
+    var overrides: [ResolvedKey: OverrideEntry] = [:]
     /// Whether the override layers were read once: later readings are changes for observers.
     var hasReadOverrides = false
     /// The keys the app declared with ``PreferencesStore/register(_:)-(PreferenceKeys...)``.
-    var declarations: [StorageKey: KeyDeclaration] = [:]
+    var declarations: [ResolvedKey: KeyDeclaration] = [:]
     /// The last commit's array of changes, for the next commit to empty and fill: a write then
     /// allocates and frees no array for its record.
     private var spareChanges: [EntryChange] = []
@@ -113,7 +113,7 @@ struct StoreState {
 
     /// The slot of a key, made the first time the key is read or changed.
     @inline(__always)
-    mutating func slot(for key: StorageKey) -> Slot {
+    mutating func slot(for key: ResolvedKey) -> Slot {
         slots[key] ?? makeSlot(for: key, stored: loaded[key])
     }
 
@@ -124,7 +124,7 @@ struct StoreState {
     /// track the key (``track(_:)``).
     @inline(__always)
     mutating func withSlot<Result>(
-        for key: StorageKey,
+        for key: ResolvedKey,
         serial: UInt32,
         tracking: Bool,
         _ body: (Slot) -> Result
@@ -145,7 +145,7 @@ struct StoreState {
     /// What ``withSlot(for:serial:tracking:_:)`` does the first time a serial is asked for: apart from the
     /// read path.
     @inline(never)
-    private mutating func slotRecordingSerial(for key: StorageKey, serial: UInt32) -> Slot {
+    private mutating func slotRecordingSerial(for key: ResolvedKey, serial: UInt32) -> Slot {
         let slot = slot(for: key)
         let index = Int(serial)
         // Past eight times the slots the array would be mostly holes: the app made many more key
@@ -160,13 +160,13 @@ struct StoreState {
     }
 
     /// The slot of a key, if it has one; unlike ``slot(for:)``, makes none.
-    func existingSlot(for key: StorageKey) -> Slot? {
+    func existingSlot(for key: ResolvedKey) -> Slot? {
         slots[key]
     }
 
     /// Every key's slot, once a slot is made for every entry the backend held at opening: for
     /// listing what is stored.
-    mutating func everySlot() -> [StorageKey: Slot] {
+    mutating func everySlot() -> [ResolvedKey: Slot] {
         for (key, value) in loaded.all where slots[key] == nil {
             makeSlot(for: key, stored: value)
         }
@@ -175,7 +175,7 @@ struct StoreState {
     }
 
     @discardableResult
-    private mutating func makeSlot(for key: StorageKey, stored: StoredValue?) -> Slot {
+    private mutating func makeSlot(for key: ResolvedKey, stored: StoredValue?) -> Slot {
         let slot = Slot(stored: stored, observationPath: \PreferencesStore.[observing: ObservedKey(key: key)])
         if !overrides.isEmpty {
             slot.override = overrides[key]

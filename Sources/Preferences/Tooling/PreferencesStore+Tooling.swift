@@ -8,7 +8,7 @@ extension PreferencesStore {
     package func storedEntries() -> [(key: StoredKey, value: StoredValue)] {
         catchUpForRead()
         let entries = state.withLock { state in
-            state.everySlot().compactMap { key, slot -> (StorageKey, StoredValue)? in
+            state.everySlot().compactMap { key, slot -> (ResolvedKey, StoredValue)? in
                 guard !key.isReserved, let stored = slot.stored else { return nil }
                 return (key, stored)
             }
@@ -18,14 +18,14 @@ extension PreferencesStore {
 
     /// The entry stored at a key, as stored; `nil` if there is none.
     package func storedValue(at key: StoredKey) -> StoredValue? {
-        storedValue(at: storageKey(for: key))
+        storedValue(at: resolvedKey(for: key))
     }
 
     /// Writes entries as they are, and removes those given `nil`, in one commit: all or nothing.
     package func writeStoredValues(_ values: [(key: StoredKey, value: StoredValue?)]) throws {
         try withWriteLock {
             try withExclusiveAccess {
-                try commit(values.map { PendingChange(key: storageKey(for: $0.key), value: $0.value, valueType: nil) })
+                try commit(values.map { PendingChange(key: resolvedKey(for: $0.key), value: $0.value, valueType: nil) })
             }
         }
     }
