@@ -118,17 +118,6 @@ extension PreferencesStore {
 }
 
 extension StoreState {
-    /// The first change whose key a managed setting forces, with the setting's origin.
-    func forcedChange(among changes: [PendingChange]) -> (key: ResolvedKey, origin: String)? {
-        guard !overrides.isEmpty else { return nil }
-        for change in changes {
-            if let origin = forcingOrigin(of: change.key) {
-                return (change.key, origin)
-            }
-        }
-        return nil
-    }
-
     /// Where the managed setting that forces a key comes from; `nil` when none forces it.
     @inline(__always)
     func forcingOrigin(of key: ResolvedKey) -> String? {

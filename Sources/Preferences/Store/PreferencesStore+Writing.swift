@@ -136,6 +136,11 @@ extension PreferencesStore {
     /// made elsewhere, drops the changes that change nothing, has the
     /// backend make the rest durable, then applies them to memory. Nothing changes if the backend
     /// throws. A write of one key takes ``commit(_:valueType:)`` instead.
+    ///
+    /// Two drivers over the same steps (``StoreState/admit(_:_:as:isCurrent:)`` for each change,
+    /// the backend's append, ``ChangeHub`` for observers), because a batch needs arrays and a
+    /// record that a write of one key does without: through this function, a write of one key
+    /// took about 3,600 instructions instead of 2,500, and an in-memory write 1,900 instead of 1,000.
     func commit(
         _ changes: [PendingChange],
         durability: Durability? = nil,
@@ -155,20 +160,25 @@ extension PreferencesStore {
                     // and their slots, which applying the changes then need not look up again.
                     let (effective, slots) = try state.withLock {
                         (state: inout StoreState) throws(PreferencesError) -> ([EntryChange], [Slot]) in
-                        let forced = state.forcedChange(among: changes)
                         var (effective, slots) = state.takeChangeBuffers()
                         effective.reserveCapacity(changes.count)
                         slots.reserveCapacity(changes.count)
+                        var forced: (key: ResolvedKey, origin: String)?
                         // By index: each field is read where it lies, where `for change in changes`
                         // would copy every change whole, through its value witness.
                         for index in changes.indices {
-                            let slot = state.slot(for: changes[index].key)
-                            if let type = changes[index].valueType, let first = slot.register(type) {
+                            // Memory is current: the exclusive access above caught up.
+                            let admitted = state.admit(
+                                changes[index].key, changes[index].value, as: changes[index].valueType, isCurrent: true)
+                            if let first = admitted.conflictingType, let type = changes[index].valueType {
                                 conflicts.append((changes[index].key, first, type))
                             }
-                            if !slot.stores(changes[index].value) {
+                            if forced == nil, let origin = admitted.forcingOrigin {
+                                forced = (changes[index].key, origin)
+                            }
+                            if admitted.isChange {
                                 effective.append(EntryChange(key: changes[index].key, value: changes[index].value))
-                                slots.append(slot)
+                                slots.append(admitted.slot)
                             }
                         }
                         if let forced {
@@ -243,16 +253,13 @@ extension PreferencesStore {
             }
             let commitCount = backend.commitCount
             let found = try state.withLock { (state: inout StoreState) throws(PreferencesError) -> Slot? in
-                let forcingOrigin = state.forcingOrigin(of: change.key)
-                let isCurrent = state.seenCommitCount == commitCount
-                let slot = state.slot(for: change.key)
-                if let valueType {
-                    conflict = slot.register(valueType)
+                let admitted = state.admit(
+                    change.key, change.value, as: valueType, isCurrent: state.seenCommitCount == commitCount)
+                conflict = admitted.conflictingType
+                if let origin = admitted.forcingOrigin {
+                    throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: origin))
                 }
-                if let forcingOrigin {
-                    throw PreferencesError(.valueForced(key: storedKey(for: change.key), origin: forcingOrigin))
-                }
-                return !isCurrent || !slot.stores(change.value) ? slot : nil
+                return admitted.isChange ? admitted.slot : nil
             }
             guard let found else { return }
             var isChange = true

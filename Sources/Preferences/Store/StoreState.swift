@@ -93,6 +93,28 @@ struct StoreState {
         return paths
     }
 
+    /// One change of a commit, before the commit: notes the type the key is written as, and tells
+    /// the commit what it needs to know of the key.
+    ///
+    /// - Parameters:
+    ///   - isCurrent: Whether memory holds the latest commit: when it does not, the value it would
+    ///     be compared with may be stale, and the change is kept whatever it holds.
+    /// - Returns: The key's slot; the type the key was first used with, if `valueType` is another,
+    ///   reported once; the origin of the managed setting that forces the key, if one does; and
+    ///   whether the change is to be written.
+    @inline(__always)
+    mutating func admit(
+        _ key: ResolvedKey,
+        _ value: borrowing StoredValue?,
+        as valueType: (any Any.Type)?,
+        isCurrent: Bool
+    ) -> (slot: Slot, conflictingType: (any Any.Type)?, forcingOrigin: String?, isChange: Bool) {
+        let forcingOrigin = forcingOrigin(of: key)
+        let slot = slot(for: key)
+        let conflictingType = valueType.flatMap { slot.register($0) }
+        return (slot, conflictingType, forcingOrigin, !isCurrent || !slot.stores(value))
+    }
+
     /// Empty arrays for a commit's changes and their slots, with the capacity of the last commit's.
     mutating func takeChangeBuffers() -> ([EntryChange], [Slot]) {
         var buffers: ([EntryChange], [Slot]) = ([], [])
