@@ -97,6 +97,9 @@ struct StoreState {
     /// the commit what it needs to know of the key.
     ///
     /// - Parameters:
+    ///   - key: The key the change writes.
+    ///   - value: Its new value; `nil` removes the entry.
+    ///   - valueType: The type it was written as; `nil` for a change made without a typed key.
     ///   - isCurrent: Whether memory holds the latest commit: when it does not, the value it would
     ///     be compared with may be stale, and the change is kept whatever it holds.
     /// - Returns: The key's slot; the type the key was first used with, if `valueType` is another,
