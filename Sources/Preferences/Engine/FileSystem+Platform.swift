@@ -32,6 +32,20 @@ extension FileSystem {
         #endif
     }
 
+    /// Keeps a new lock file out of backups, on Apple platforms.
+    ///
+    /// Its page means nothing outside the processes that map it now: restored, it is set up anew
+    /// by the first store that opens it (``LockFile/claimPresence()``). Best effort, then: a backup
+    /// that holds it anyway loses nothing, so a failure here is no reason to refuse the store.
+    func excludeFromBackup(_ path: String) {
+        #if canImport(Darwin)
+            var url = URL(fileURLWithPath: path)
+            var values = URLResourceValues()
+            values.isExcludedFromBackup = true
+            try? url.setResourceValues(values)
+        #endif
+    }
+
     /// Makes a new file or folder readable before the device's first unlock and during app prewarming.
     ///
     /// The default Data Protection class would lock it then, and preferences must be readable at

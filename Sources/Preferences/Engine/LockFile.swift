@@ -160,6 +160,7 @@ final class LockFile: @unchecked Sendable {
                 // Readable before first unlock, like the store's other files: a lock file locked
                 // then would leave the store read-only.
                 try fileSystem.removeDataProtection(from: path)
+                fileSystem.excludeFromBackup(path)
                 if let ownership = fileSystem.ownership(ofFirstOf: templates) {
                     try fileSystem.apply(ownership, to: descriptor, path: path)
                 }
