@@ -33,7 +33,7 @@ let package = Package(
             swiftSettings: upcomingFeatures + strictSettings
         ),
         // What Swift cannot say itself: atomics on words of a page several processes map, the robust
-        // process-shared mutex, waiting on a shared word (futex), CRC-32C.
+        // process-shared mutex, waiting on a shared word (futex; Darwin notifications on Apple platforms), CRC-32C.
         .target(name: "CPreferencesAtomics"),
         // The demo and the benchmarks are no products, so that packages depending on this one see
         // only the library and `prefs`; `swift run` still runs them from a clone, by target name.

@@ -19,11 +19,14 @@ void preferences_wake_all(void *address) {
     syscall(SYS_futex, address, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 #elif defined(__APPLE__)
+#include <fcntl.h>
 #include <notify.h>
+#include <poll.h>
 #include <unistd.h>
 
-// Apple platforms sleep on a Darwin notification's descriptor (see `CommitSignal`), not on the word.
-bool preferences_can_wait(void) { return true; }
+// Apple platforms cannot sleep on a shared word: they sleep on a Darwin notification's descriptor
+// instead (see `CommitSignal`), through the functions below.
+bool preferences_can_wait(void) { return false; }
 
 void preferences_wait(void *address, uint32_t expected) {
     (void)address;
@@ -34,12 +37,22 @@ void preferences_wake_all(void *address) { (void)address; }
 
 int preferences_signal_register(const char *name, int *descriptor) {
     int token = -1;
-    return notify_register_file_descriptor(name, descriptor, 0, &token) == NOTIFY_STATUS_OK ? token : -1;
+    if (notify_register_file_descriptor(name, descriptor, 0, &token) != NOTIFY_STATUS_OK) {
+        return -1;
+    }
+    // Never blocking in a read, so that a wake-up reads every notification queued since the last
+    // (a full pipe ends the registration); and not inherited by a child process.
+    (void)fcntl(*descriptor, F_SETFL, fcntl(*descriptor, F_GETFL) | O_NONBLOCK);
+    (void)fcntl(*descriptor, F_SETFD, FD_CLOEXEC);
+    return token;
 }
 
 void preferences_signal_wait(int descriptor) {
+    struct pollfd ready = {.fd = descriptor, .events = POLLIN};
+    (void)poll(&ready, 1, -1);
     int32_t token;
-    (void)read(descriptor, &token, sizeof token);
+    while (read(descriptor, &token, sizeof token) > 0) {
+    }
 }
 
 void preferences_signal_post(const char *name) { (void)notify_post(name); }

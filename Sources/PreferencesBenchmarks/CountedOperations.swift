@@ -43,7 +43,7 @@ struct CountedRun {
     func run() throws {
         let url = scratch.appendingPathComponent("counted.store")
         // `PREFERENCES_COUNT_APP_NAMESPACE` counts a file store of another app namespace, whose
-        // keys in `.app` take the path that resolves their storage key.
+        // keys in `.app` take the path that resolves their resolved key.
         let appNamespace =
             ProcessInfo.processInfo.environment["PREFERENCES_COUNT_APP_NAMESPACE"]
             ?? PreferencesStore.defaultAppNamespace

@@ -7,8 +7,8 @@ import Testing
     import Observation
 #endif
 
-/// The watch on other processes' commits runs only while something may observe the store, and
-/// stops when nothing does.
+/// The watch on other processes' commits runs only while something may observe the store: its
+/// thread parks when nothing does, and ends with the store.
 struct CommitWatcherTests {
     /// Waits up to five seconds for `condition`, then records an issue if it never held.
     private func waitUntil(
@@ -32,62 +32,109 @@ struct CommitWatcherTests {
         store[.count] = 1
         _ = try store.value(for: .count)
         let watcher = try #require(store.commitWatcher)
-        #expect(!watcher.isRunning)
+        #expect(!watcher.isNeeded)
+        #expect(!watcher.isWatching)
     }
 
-    @Test func anObserverWatchesUntilItIsCancelled() throws {
+    /// Observers watch until the last is cancelled, and ending one twice (cancelled, then
+    /// released) counts once; the thread parks at the next commit it wakes for.
+    @Test func anObserverWatchesUntilItIsCancelledAndTheThreadThenParks() throws {
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
         let watcher = try #require(store.commitWatcher)
-        let first = store.observe(.count) { _, _ in }
+        var first: PreferencesObservation? = store.observe(.count) { _, _ in }
         let second = store.observe(anyOf: .flag) { _ in }
-        #expect(watcher.isRunning)
-        first.cancel()
-        #expect(watcher.isRunning)
+        #expect(watcher.isNeeded)
+        waitUntil("started watching") { watcher.isWatching }
+        first?.cancel()
+        first = nil
+        #expect(watcher.isNeeded)
         second.cancel()
-        #expect(!watcher.isRunning)
+        #expect(!watcher.isNeeded)
+        other[.count] = 5
+        waitUntil("parked after the next commit") { !watcher.isWatching }
+        let third = store.observe(.count) { _, _ in }
+        waitUntil("woke from its park") { watcher.isWatching }
+        third.cancel()
+    }
+
+    /// Released, the store's watcher thread ends, and lets go of the lock file.
+    @Test func theWatcherThreadEndsWithItsStore() throws {
+        let directory = try TemporaryDirectory()
+        weak var lockFile: LockFile?
+        do {
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            lockFile = (store.backend as? FileEngine)?.lockFile
+            let observation = store.observe(.count) { _, _ in }
+            let watcher = try #require(store.commitWatcher)
+            waitUntil("started watching") { watcher.isWatching }
+            observation.cancel()
+        }
+        waitUntil("let go of the lock file") { lockFile == nil }
     }
 
     #if canImport(Observation)
-        /// A subscript read may be tracked (the framework does not say), so it starts the watch; the
-        /// next change of the key ends any tracking of it, announced, and the watch with it.
-        @Test func aKeyReadThroughTheSubscriptIsWatchedUntilItsNextChange() throws {
+        /// A subscript read may be tracked (the framework does not say), so it starts the watch;
+        /// two changes later, every tracking of the key has been told of one, and the watch stops.
+        @Test func aKeyReadThroughTheSubscriptIsWatchedForItsNextTwoChanges() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)
             let other = try PreferencesStore(fileURL: directory.storeURL)
             let watcher = try #require(store.commitWatcher)
-            let fired = Locked(false)
+            let fired = Locked(0)
             withObservationTracking {
                 _ = store[.count]
             } onChange: {
-                fired.withLock { $0 = true }
+                fired.withLock { $0 += 1 }
             }
-            #expect(watcher.isRunning)
+            #expect(watcher.isNeeded)
             other[.flag] = true
-            // A change of another key, caught up with, ends nothing: the tracking still holds.
+            // A change of another key, caught up with, ends nothing.
             waitUntil("caught up with the other key") { (try? store.value(for: .flag)) == true }
-            #expect(watcher.isRunning)
+            #expect(watcher.isNeeded)
             other[.count] = 5
-            waitUntil("told the tracking of the other store's change") { fired.withLock { $0 } }
-            waitUntil("stopped watching once the change was announced") { !watcher.isRunning }
-
-            _ = store[.count]
-            #expect(watcher.isRunning)
-            store[.count] = 6
-            #expect(!watcher.isRunning)
+            waitUntil("told the tracking of the other store's change") { fired.withLock { $0 } == 1 }
+            #expect(watcher.isNeeded)
+            other[.count] = 6
+            waitUntil("stopped watching after the second change") { !watcher.isNeeded }
+            #expect(store[.count] == 6)
+            #expect(watcher.isNeeded)
         }
 
-        /// Two keys read, one changed: the other may still be tracked, so the watch goes on.
-        @Test func theWatchGoesOnWhileAnyReadKeyHasNotChanged() throws {
+        /// A key read again before its second change keeps the watch: a view that redraws after
+        /// each change keeps it for as long as it shows the key.
+        @Test func aKeyReadAgainAfterEachChangeKeepsTheWatch() throws {
             let directory = try TemporaryDirectory()
             let store = try PreferencesStore(fileURL: directory.storeURL)
             let watcher = try #require(store.commitWatcher)
+            for value in 1...5 {
+                _ = store[.count]
+                store[.count] = value
+                #expect(watcher.isNeeded)
+            }
+            store[.count] = 6
+            #expect(!watcher.isNeeded)
+        }
+
+        /// Every write of a key once read through the subscript is announced, however long ago the
+        /// read: a tracker installed after its scope read the key hears of the next change.
+        @Test func everyChangeOfAKeyOnceReadThroughTheSubscriptIsAnnounced() throws {
+            let store = PreferencesStore.inMemory()
             _ = store[.count]
-            _ = store[.flag]
-            store[.count] = 1
-            #expect(watcher.isRunning)
-            store[.flag] = true
-            #expect(!watcher.isRunning)
+            for value in 1...4 {
+                store[.count] = value
+            }
+            let fired = Locked(false)
+            withObservationTracking {
+                // Tracked as a subscript read tracks it, without the read: the store does not
+                // learn of this tracking.
+                store.trackAccess(\PreferencesStore.[observing: ObservedKey(key: store.resolvedKey(for: .count))])
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            store[.count] = 9
+            #expect(fired.withLock { $0 })
         }
 
         @Test func anObserverKeepsTheWatchAfterTheTrackedKeysChanged() throws {
@@ -97,9 +144,10 @@ struct CommitWatcherTests {
             let observation = store.observe(.theme) { _, _ in }
             _ = store[.count]
             store[.count] = 1
-            #expect(watcher.isRunning)
+            store[.count] = 2
+            #expect(watcher.isNeeded)
             observation.cancel()
-            #expect(!watcher.isRunning)
+            #expect(!watcher.isNeeded)
         }
     #endif
 }

@@ -61,7 +61,7 @@ struct KeyTests {
         #expect(store.storedKeys() == [StoredKey("flag", in: .app)])
     }
 
-    /// A key remembers the storage key of the last app namespace it was used in: stores of two
+    /// A key remembers the resolved key of the last app namespace it was used in: stores of two
     /// namespaces taking turns must still each find their own entry.
     @Test func oneKeyInStoresOfTwoAppNamespacesTakingTurnsKeepsTheirValuesApart() {
         let first = PreferencesStore.inMemory(appNamespace: "com.example.first")

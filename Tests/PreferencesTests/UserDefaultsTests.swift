@@ -130,7 +130,7 @@ struct ImportFromUserDefaultsTests {
     }
 
     @Test(
-        .enabled(if: hasPython, "writes its property lists with python3's plistlib"),
+        .enabled(if: hasPython, "writes its property lists with python3's plistlib"), .tags(.childProcesses),
         arguments: ["FMT_BINARY", "FMT_XML"]
     )
     func aPropertyListWrittenByAnotherToolImports(format: String) throws {

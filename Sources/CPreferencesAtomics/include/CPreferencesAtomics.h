@@ -61,11 +61,12 @@ void preferences_wake_all(void *address);
 #if defined(__APPLE__)
 // Apple platforms wait through Darwin notifications (`notify.h`) instead.
 
-/// Registers for the notification `name` with a descriptor it makes readable at each post. Returns
-/// the registration's token, with the descriptor in `descriptor`, or -1.
+/// Registers for the notification `name` with a descriptor, non-blocking and closed on `exec`, that
+/// each post makes readable. Returns the registration's token, with the descriptor in `descriptor`,
+/// or -1.
 int preferences_signal_register(const char *name, int *descriptor);
 
-/// Sleeps until the descriptor of a registration is readable, and reads what made it so.
+/// Sleeps until the descriptor of a registration is readable, then reads everything queued there.
 void preferences_signal_wait(int descriptor);
 
 /// Posts the notification `name` to every process registered for it.

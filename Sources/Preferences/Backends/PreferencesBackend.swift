@@ -13,8 +13,8 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// A path or name for messages.
     var location: String { get }
 
-    /// What tells the store, while it has observers, of commits made elsewhere; `nil` when nobody
-    /// else can commit to these entries. Change detection lives here, with the files that change.
+    /// What tells the store, while something observes it, of commits made elsewhere; `nil` when
+    /// nobody else can commit to these entries. Change detection lives here, with the files that change.
     func makeCommitWatcher() -> CommitWatcher?
 
     /// How many commits have been made on these entries, by anyone; cheap enough for every read.

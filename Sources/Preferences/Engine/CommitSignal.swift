@@ -12,10 +12,11 @@ import CPreferencesAtomics
 /// committing process wakes it through, chosen by platform: nothing above it asks which it has.
 ///
 /// - Linux: a futex on the lock page's commit count, which the kernel compares before sleeping.
-/// - Apple platforms: a Darwin notification named after the lock file's real path. A sleeper reads
-///   the descriptor `notify_register_file_descriptor` gave it, registered before it first checks the
-///   count, so a notification posted in between waits in the descriptor rather than being lost.
-/// - Elsewhere: none; ``canWait`` is `false`, and the commit watcher polls.
+/// - Apple platforms: a Darwin notification named after the lock file's real path. A sleeper waits
+///   for the descriptor `notify_register_file_descriptor` gave it to be readable, registered before
+///   it first checks the count, so a notification posted in between waits in the descriptor rather
+///   than being lost; each wake-up reads every notification queued there.
+/// - Elsewhere: none; ``canWait`` is `false`, and a sleeper checks the count every 50 ms.
 ///
 /// Waking is broadcast, to every sleeper of every process, and a sleeper may wake for nothing: it
 /// always checks the count again.
@@ -25,8 +26,10 @@ final class CommitSignal: Sendable {
         static var canWait: Bool { true }
 
         private let name: String
-        /// The registration's token and descriptor, made by the first sleeper and kept while this
-        /// signal lives; `nil` until then, or if it could not be made.
+        /// The registration's token and descriptor, from ``beginSleeping()`` to ``endSleeping()``.
+        ///
+        /// Registered only while someone may sleep, so that no notification piles up unread in it;
+        /// `nil` otherwise, or when it could not be made.
         private let registration = Locked<(token: Int32, descriptor: Int32)?>(nil)
 
         init(lockFilePath path: String) {
@@ -41,12 +44,10 @@ final class CommitSignal: Sendable {
         }
 
         deinit {
-            if let (token, _) = registration.withLock({ $0 }) {
-                preferences_signal_cancel(token)
-            }
+            endSleeping()
         }
 
-        func prepareToSleep() {
+        func beginSleeping() {
             registration.withLock { registration in
                 guard registration == nil else { return }
                 var descriptor: Int32 = -1
@@ -54,6 +55,16 @@ final class CommitSignal: Sendable {
                 if token >= 0 {
                     registration = (token, descriptor)
                 }
+            }
+        }
+
+        func endSleeping() {
+            let ended = registration.withLock { registration in
+                defer { registration = nil }
+                return registration
+            }
+            if let (token, _) = ended {
+                preferences_signal_cancel(token)
             }
         }
 
@@ -79,9 +90,15 @@ final class CommitSignal: Sendable {
 
         init(lockFilePath path: String) {}
 
-        func prepareToSleep() {}
+        func beginSleeping() {}
+
+        func endSleeping() {}
 
         func sleep(on word: UnsafeMutableRawPointer, expecting value: UInt32) {
+            guard Self.canWait else {
+                usleep(50_000)
+                return
+            }
             preferences_wait(word, value)
         }
 

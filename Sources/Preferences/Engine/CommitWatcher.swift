@@ -4,43 +4,54 @@ import Foundation
 /// Tells a store, while something observes it, that another store or process committed, so that
 /// observers hear of it without waiting for the store's next read or write.
 ///
-/// It runs while a stream or callback observes, or while the Observation framework may track a key
-/// (see ``StoreState/track(_:)``), and stops when neither does.
+/// Something observes while a stream or callback is registered, or while a key read through the
+/// subscript may be tracked by the Observation framework (see ``StoreState/track(_:)``).
 ///
-/// On Linux a thread sleeps on the commit count in the shared lock page (a futex), and the
-/// committing process wakes it: no timer, no wake-up while nothing changes, and a write pays for the
-/// wake-up only while someone sleeps. Where the system cannot sleep on a shared word, a timer
-/// compares the count every 50 ms instead.
+/// One thread watches, made the first time something observes and kept until the watcher is
+/// released. While something observes it sleeps on the commit signal (``CommitSignal``: a futex on
+/// Linux, a Darwin notification on Apple platforms), and the committing process wakes it: no timer,
+/// no wake-up while nothing changes. While nothing observes it parks on a semaphore of its own, which
+/// no writer wakes. Stopping only clears a flag, so that it costs nothing under the store's locks:
+/// the thread parks at the next commit it wakes for, and until then a writer elsewhere may wake it
+/// once for nothing.
 final class CommitWatcher: Sendable {
-    static let pollingInterval = DispatchTimeInterval.milliseconds(50)
-
     private let lockFile: LockFile
 
     private struct State {
         var onCommit: (@Sendable () -> Void)?
-        /// The sleeping thread's stop flag, while one runs.
-        var sleeper: Locked<Bool>?
-        var timer: (any DispatchSourceTimer)?
-        /// Whether a stream or callback observes the store.
-        var hasObservers = false
-        /// Whether the Observation framework may track a key of the store (see
-        /// ``StoreState/track(_:)``).
+        var observerCount = 0
+        /// Whether the Observation framework may track a key of the store.
         var hasTrackedKeys = false
+        var hasThread = false
+        /// Whether the thread sleeps on the commit signal now, rather than parked.
+        var isWatching = false
+        var isClosed = false
 
-        var isNeeded: Bool { hasObservers || hasTrackedKeys }
-        var isRunning: Bool { sleeper != nil || timer != nil }
+        var isNeeded: Bool { observerCount > 0 || hasTrackedKeys }
     }
 
     private let state = Locked(State())
+    /// Where the thread parks while nothing observes.
+    private let park = DispatchSemaphore(value: 0)
+    /// Signalled by the thread as it ends.
+    private let ended = DispatchSemaphore(value: 0)
 
     init(lockFile: LockFile) {
         self.lockFile = lockFile
     }
 
     deinit {
-        update { state in
-            state.hasObservers = false
-            state.hasTrackedKeys = false
+        let hasThread = state.withLock { state in
+            state.isClosed = true
+            return state.hasThread
+        }
+        guard hasThread else { return }
+        park.signal()
+        // A wake that lands between the thread's last look at `isClosed` and its sleep is lost, so
+        // wake it until it ends; it ends within microseconds of the wake that reaches it.
+        for _ in 0..<1_000 {
+            lockFile.wakeWaiters()
+            if ended.wait(timeout: .now() + .milliseconds(1)) == .success { return }
         }
     }
 
@@ -49,72 +60,94 @@ final class CommitWatcher: Sendable {
         state.withLock { $0.onCommit = onCommit }
     }
 
-    /// Whether it watches now: for a test.
-    var isRunning: Bool { state.withLock { $0.isRunning } }
+    /// Whether anything observes now.
+    var isNeeded: Bool { state.withLock { $0.isNeeded } }
 
-    /// Watches while a stream or callback observes the store.
-    func update(hasObservers: Bool) {
-        update { $0.hasObservers = hasObservers }
+    /// Whether the thread sleeps on the commit signal now, rather than parked: for a test.
+    var isWatching: Bool { state.withLock { $0.isWatching } }
+
+    /// Watches from now on, until as many ``observerRemoved()`` calls.
+    func observerAdded() {
+        update { $0.observerCount += 1 }
+    }
+
+    func observerRemoved() {
+        update { $0.observerCount -= 1 }
     }
 
     /// Watches while the Observation framework may track a key of the store.
+    ///
+    /// Called under the store's state lock, in the order the store's keys start and stop being
+    /// tracked. Only the first start of all makes the thread.
     func update(hasTrackedKeys: Bool) {
         update { $0.hasTrackedKeys = hasTrackedKeys }
     }
 
-    /// Changes why it watches, then starts or stops to match.
+    /// Changes what needs watching, and wakes the parked thread, or makes it, when something does.
     private func update(_ change: (inout State) -> Void) {
-        let stopped = state.withLock { state -> Bool in
+        let (isNeeded, needsThread) = state.withLock { state in
             change(&state)
-            if state.isNeeded, !state.isRunning, let onCommit = state.onCommit {
-                if LockFile.canWait {
-                    state.sleeper = startSleeper(onCommit)
-                } else {
-                    state.timer = startTimer(onCommit)
-                }
-            } else if !state.isNeeded, state.isRunning {
-                state.timer?.cancel()
-                state.timer = nil
-                state.sleeper?.withLock { $0 = true }
-                state.sleeper = nil
-                return true
+            let needsThread = state.isNeeded && !state.hasThread
+            if needsThread {
+                state.hasThread = true
             }
-            return false
+            return (state.isNeeded, needsThread)
         }
-        if stopped {
-            // Sleepers in other processes wake too, find the count unchanged, and sleep again.
-            lockFile.wakeWaiters()
+        guard isNeeded else { return }
+        if needsThread {
+            startThread()
+        } else {
+            park.signal()
         }
     }
 
-    private func startSleeper(_ onCommit: @escaping @Sendable () -> Void) -> Locked<Bool> {
-        let isStopped = Locked(false)
-        let lockFile = lockFile
+    private func startThread() {
+        let (lockFile, state, park, ended) = (lockFile, state, park, ended)
         let thread = Thread {
-            var seen = lockFile.commitCount
-            // A commit made after the store last caught up but before this thread read the count
-            // wakes nobody: catch up with it now.
-            onCommit()
-            while !isStopped.withLock({ $0 }) {
-                lockFile.waitForCommit(after: seen)
-                let count = lockFile.commitCount
-                if count != seen, !isStopped.withLock({ $0 }) {
-                    seen = count
-                    onCommit()
-                }
-            }
+            Self.watch(lockFile, state, park)
+            ended.signal()
         }
         thread.name = "Preferences commit watcher"
         thread.start()
-        return isStopped
     }
 
-    private func startTimer(_ onCommit: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        let source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        source.schedule(
-            deadline: .now() + Self.pollingInterval, repeating: Self.pollingInterval, leeway: .milliseconds(10))
-        source.setEventHandler(handler: onCommit)
-        source.resume()
-        return source
+    /// The thread's loop: sleeps on the commit signal while something observes, parks while
+    /// nothing does, and ends once the watcher is released.
+    private static func watch(_ lockFile: LockFile, _ state: Locked<State>, _ park: DispatchSemaphore) {
+        var isWatching = false
+        var seen: UInt64 = 0
+        while true {
+            let (isClosed, onCommit) = state.withLock { state in
+                state.isWatching = !state.isClosed && state.isNeeded
+                return (state.isClosed, state.isNeeded ? state.onCommit : nil)
+            }
+            guard !isClosed else { break }
+            guard let onCommit else {
+                if isWatching {
+                    lockFile.endWatching()
+                    isWatching = false
+                }
+                park.wait()
+                continue
+            }
+            guard isWatching else {
+                // Ready to be woken before the count is read; then a catch-up takes in what was
+                // committed before, which woke nobody.
+                lockFile.beginWatching()
+                isWatching = true
+                seen = lockFile.commitCount
+                onCommit()
+                continue
+            }
+            lockFile.waitForCommit(after: seen)
+            let count = lockFile.commitCount
+            if count != seen {
+                seen = count
+                onCommit()
+            }
+        }
+        if isWatching {
+            lockFile.endWatching()
+        }
     }
 }

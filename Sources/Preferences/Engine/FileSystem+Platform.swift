@@ -34,9 +34,9 @@ extension FileSystem {
 
     /// Keeps a new lock file out of backups, on Apple platforms.
     ///
-    /// Its page means nothing outside the processes that map it now: restored, it is set up anew
-    /// by the first store that opens it (``LockFile/claimPresence()``). Best effort, then: a backup
-    /// that holds it anyway loses nothing, so a failure here is no reason to refuse the store.
+    /// It holds no values, and its page means nothing outside the processes that map it now. Best
+    /// effort, then: a backup that holds it anyway loses nothing, so a failure here is no reason to
+    /// refuse the store.
     func excludeFromBackup(_ path: String) {
         #if canImport(Darwin)
             var url = URL(fileURLWithPath: path)

@@ -4,14 +4,28 @@ import CPreferencesAtomics
 // a Darwin notification on Apple platforms), by a writer only while the page counts a sleeper (see
 // ``LockFile/publish(_:)``); where there is no signal, the commit watcher polls (see ``CommitWatcher``).
 extension LockFile {
-    /// Whether ``waitForCommit(after:)`` can sleep on this platform; where it cannot, poll.
+    /// Whether ``waitForCommit(after:)`` sleeps until woken on this platform; where it cannot, it
+    /// returns after 50 ms.
     static var canWait: Bool { CommitSignal.canWait }
+
+    /// Makes ready to sleep in ``waitForCommit(after:)``: call it before reading the count to wait
+    /// on, so that a commit in between wakes the sleep.
+    func beginWatching() {
+        commitSignal.beginSleeping()
+    }
+
+    /// Ends what ``beginWatching()`` began, once no thread sleeps in ``waitForCommit(after:)``.
+    func endWatching() {
+        commitSignal.endSleeping()
+    }
 
     /// Sleeps until the commit count differs from `count`, or ``wakeWaiters()``; may return early.
     ///
-    /// It sleeps on the count's low 32 bits (the first four bytes of the little-endian word). The
-    /// waiters' count and the commit count are each changed before the other is read, on both sides,
-    /// so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
+    /// Call it between ``beginWatching()`` and ``endWatching()``.
+    ///
+    /// The waiters' count and the commit count are each changed before the other is read, on both
+    /// sides, so either the sleeper sees the new count or the writer sees the sleeper and wakes it.
+    /// (On Linux it sleeps on the count's low 32 bits, the first four bytes of the little-endian word.)
     ///
     /// A page set up anew while this slept (the lock file was replaced) never counted this sleeper,
     /// so it is not counted down there: counted down, the next sleeper would go uncounted, and no
@@ -19,7 +33,6 @@ extension LockFile {
     func waitForCommit(after count: UInt64) {
         // Read before counting itself: were the page set up anew in between, this sleeper is
         // counted there and never counted down, which costs writers a needless wake, never a lost one.
-        commitSignal.prepareToSleep()
         let incarnation = preferences_atomic_load_sequenced(word(.incarnation))
         preferences_atomic_increment_sequenced(ownSleepers)
         preferences_atomic_increment_sequenced(word(.waiters))

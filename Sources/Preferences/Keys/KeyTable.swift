@@ -1,4 +1,4 @@
-/// A table from storage keys to values, looked up with the hash each key computed once when it was
+/// A table from resolved keys to values, looked up with the hash each key computed once when it was
 /// made (``ResolvedKey/precomputedHash``), so that a lookup hashes nothing.
 ///
 /// A `Dictionary` would run the process's seeded hasher over that hash on every lookup, a large

@@ -66,7 +66,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     public let summary: String?
 
     /// The key as the last store with another app namespace stores it, kept for the next read and
-    /// write there: building it allocates the object a storage key keeps its strings in.
+    /// write there: building it allocates the object a resolved key keeps its strings in.
     private let lastResolvedKey = Locked<ResolvedKey?>(nil)
 
     let computeDefault: (@Sendable () -> Value)?

@@ -107,10 +107,15 @@ final class ChangeHub: Sendable {
     }
 
     /// Unregisters an observer: from now on it receives nothing, even from a delivery under way.
-    func remove(_ id: UInt64) {
+    ///
+    /// - Returns: Whether it was registered: an observation may end twice, cancelled and then
+    ///   released.
+    @discardableResult
+    func remove(_ id: UInt64) -> Bool {
         state.withLock { state in
-            state.observers.removeValue(forKey: id)
+            let removed = state.observers.removeValue(forKey: id) != nil
             hasObserversFlag.set(!state.observers.isEmpty)
+            return removed
         }
     }
 

@@ -186,10 +186,11 @@ extension PreferencesStore {
             start()
             return changeHub.add(filter, deliver: deliver)
         }
-        commitWatcher?.update(hasObservers: true)
+        commitWatcher?.observerAdded()
         return PreferencesObservation { [changeHub, commitWatcher] in
-            changeHub.remove(id)
-            commitWatcher?.update(hasObservers: changeHub.hasObservers)
+            if changeHub.remove(id) {
+                commitWatcher?.observerRemoved()
+            }
         }
     }
 }

@@ -132,7 +132,7 @@ extension PreferencesStore {
         tracksAccess: Bool = false,
         readsOverrides: Bool = true
     ) throws(PreferencesError) -> PreferenceSource? {
-        // The key's own storage key is passed borrowed: built or copied here, it would cost a read
+        // The key's own resolved key is passed borrowed: built or copied here, it would cost a read
         // two string retains and releases.
         guard key.isInAppNamespace, !hasDefaultAppNamespace else {
             return try readStoredValue(
@@ -145,7 +145,7 @@ extension PreferencesStore {
             tracksAccess: tracksAccess, readsOverrides: readsOverrides)
     }
 
-    /// The read, given the key's storage key and its serial (see ``KeySerials``; zero for a storage
+    /// The read, given the key's resolved key and its serial (see ``KeySerials``; zero for a storage
     /// key of another app namespace): a scalar of the library's is decoded under the lock, any other
     /// value copied out of its slot and decoded outside it.
     private func readStoredValue<Value>(
@@ -310,7 +310,12 @@ extension PreferencesStore {
             guard evenIfBehind || state.seenCommitCount == commitCount else { return nil }
             // Tracked under the lock, before the value is read: a write that commits after this read
             // then finds the key tracked, and announces its change.
-            return state.withSlot(for: key, serial: serial, tracking: tracksAccess) { slot in
+            #if canImport(Observation)
+                let tracking = tracksAccess
+            #else
+                let tracking = false
+            #endif
+            return state.withSlot(for: key, serial: serial, tracking: tracking) { slot in
                 #if canImport(Observation)
                     // Inside the lock: `access` runs no code of the app's, and takes no lock unless
                     // tracking.

@@ -40,7 +40,7 @@ public final class PreferencesStore: Sendable {
     /// The name the app's own namespace, ``PreferenceNamespace/app``, is stored under in this store.
     public let appNamespace: String
 
-    /// Whether ``appNamespace`` is the default, so that each key's own storage key serves.
+    /// Whether ``appNamespace`` is the default, so that each key's own resolved key serves.
     let hasDefaultAppNamespace: Bool
 
     /// The file the store keeps its values in, or `nil` for an in-memory store.

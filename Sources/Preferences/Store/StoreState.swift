@@ -40,32 +40,40 @@ struct StoreState {
         self.commitWatcher = commitWatcher
     }
 
-    /// Notes a read that told the Observation framework of a key: until a change of the key is
-    /// announced, something may track it, and other processes' commits are watched for it.
+    /// Notes a read that told the Observation framework of a key, which something may now track.
     ///
-    /// The framework tells a tracker of one change and then forgets it (`withObservationTracking`
-    /// calls `onChange` once; a SwiftUI view reads again as it redraws, and so tracks anew). Once a
-    /// change of every key read with tracking has been announced since that read, nothing tracks
-    /// any, and the watch stops.
+    /// From then on every change of the key is announced to the framework. Other processes' commits
+    /// are watched for the key until two of its changes have been announced since its last tracked
+    /// read: the framework tells a tracker of one change and then forgets it (a SwiftUI view reads
+    /// again as it redraws, and so tracks anew), but a tracker that read the key is installed only
+    /// once its whole scope has run, and may miss a change announced before then; the second is
+    /// announced to it. Once no key is waiting for its changes, and no stream or callback observes,
+    /// the watch stops.
     @inline(never)
     mutating func track(_ slot: Slot) {
-        guard !slot.mayBeTracked else { return }
-        slot.mayBeTracked = true
-        trackedKeyCount += 1
-        if trackedKeyCount == 1 {
-            commitWatcher?.update(hasTrackedKeys: true)
+        slot.isReadThroughSubscript = true
+        if slot.trackedChangesLeft == 0 {
+            trackedKeyCount += 1
+            if trackedKeyCount == 1 {
+                commitWatcher?.update(hasTrackedKeys: true)
+            }
         }
+        slot.trackedChangesLeft = Slot.trackedChanges
     }
 
-    /// The key path to announce a change of a slot's key through, `nil` if nothing may track the
-    /// key: the announcement ends every tracking of it (see ``track(_:)``).
+    /// The key path to announce a change of a slot's key through, `nil` if the key was never read
+    /// through the subscript, so that nothing can track it (see ``track(_:)``).
     @inline(__always)
     mutating func announcement(for slot: Slot) -> KeyPath<PreferencesStore, Int>? {
-        guard slot.mayBeTracked else { return nil }
-        slot.mayBeTracked = false
-        trackedKeyCount -= 1
-        if trackedKeyCount == 0 {
-            commitWatcher?.update(hasTrackedKeys: false)
+        guard slot.isReadThroughSubscript else { return nil }
+        if slot.trackedChangesLeft > 0 {
+            slot.trackedChangesLeft -= 1
+            if slot.trackedChangesLeft == 0 {
+                trackedKeyCount -= 1
+                if trackedKeyCount == 0 {
+                    commitWatcher?.update(hasTrackedKeys: false)
+                }
+            }
         }
         return slot.observationPath
     }
@@ -161,7 +169,7 @@ struct StoreState {
         } else {
             slot = slotRecordingSerial(for: key, serial: serial)
         }
-        if tracking, !slot.mayBeTracked {
+        if tracking, slot.trackedChangesLeft != Slot.trackedChanges {
             track(slot)
         }
         return body(slot)
@@ -245,8 +253,13 @@ final class Slot {
     /// A constant, made with the slot: a `let` of an object the read holds, which the compiler can
     /// pass to the framework without retaining it (a retain touches one more object).
     let observationPath: KeyPath<PreferencesStore, Int>
-    /// Whether the Observation framework may track the key (see ``StoreState/track(_:)``).
-    @exclusivity(unchecked) var mayBeTracked = false
+    /// Whether the key was read through the subscript, which tells the Observation framework of the
+    /// read: each of its changes is announced from then on (see ``StoreState/track(_:)``).
+    @exclusivity(unchecked) var isReadThroughSubscript = false
+    /// How many more changes of the key, announced, keep other processes' commits watched for it.
+    @exclusivity(unchecked) var trackedChangesLeft: UInt8 = 0
+    /// What a tracked read sets ``trackedChangesLeft`` to (see ``StoreState/track(_:)``).
+    static let trackedChanges: UInt8 = 2
     /// What the override layers hold for the key; `nil`, and never looked at, for most keys.
     @exclusivity(unchecked) var override: OverrideEntry?
     /// `stored`, decoded by the last key that read it, for types whose decoding costs something.

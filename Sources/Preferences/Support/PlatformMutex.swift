@@ -11,7 +11,8 @@
 /// The platform's mutex rather than `Mutex` from the Synchronization module, which needs macOS 15 /
 /// iOS 18, and rather than `os_unfair_lock`, so that the lock Apple platforms run is the one the
 /// tests run here. Every operation's result is checked: a failure means the mutex was misused
-/// (unlocked by a thread that does not hold it, say), a programmer's mistake.
+/// (unlocked by a thread that does not hold it, say), a programmer's mistake. A default mutex
+/// reports few misuses, so debug builds use an error-checking one.
 struct PlatformMutex: ~Copyable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -24,6 +25,12 @@ struct PlatformMutex: ~Copyable {
         if recursive {
             Self.check(
                 pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE)), "pthread_mutexattr_settype")
+        } else {
+            #if DEBUG
+                Self.check(
+                    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK)), "pthread_mutexattr_settype"
+                )
+            #endif
         }
         Self.check(pthread_mutex_init(mutex, &attributes), "pthread_mutex_init")
     }

@@ -16,6 +16,10 @@ private final class TestBundleMarker {}
 struct ChildProcess {
     let process: Process
 
+    /// Whether a running process's wake-ups (`RunningProcess.voluntaryContextSwitches`) can be
+    /// counted here: Linux's `/proc` has them.
+    static var canCountWakeUps: Bool { FileManager().fileExists(atPath: "/proc/self/task") }
+
     /// The executable `name`, found beside the test bundle in the build folder.
     static func executable(_ name: String) -> URL {
         productsDirectory.appendingPathComponent(name)
@@ -127,6 +131,19 @@ final class RunningProcess {
     func killAbruptly() {
         _ = kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Waits, up to five seconds, until the process has gone 200 ms without going to sleep: done
+    /// starting, it waits for what it was started to wait for.
+    func waitUntilIdle() {
+        let deadline = Date().addingTimeInterval(5)
+        var last = voluntaryContextSwitches
+        while Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            let now = voluntaryContextSwitches
+            if now == last { return }
+            last = now
+        }
     }
 
     /// How many times the process's threads have gone to sleep so far: voluntary context switches.
