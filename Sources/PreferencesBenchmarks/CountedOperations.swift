@@ -27,6 +27,8 @@ enum CountedOperation: String, CaseIterable {
     /// One read of a `RawRepresentable` enum from a file store: a type the library does not
     /// specialise its read for, decoded outside the lock and cached.
     case readEnum = "read-enum"
+    /// One read of a `Codable` struct from a file store, decoded on its first read and cached.
+    case readCodable = "read-codable"
     /// Opening a file store of `n` String keys and reading one (closing it is not counted).
     case open
     /// Another store on the same file changes one of `n` String keys and compacts; this store's
@@ -52,10 +54,13 @@ struct CountedRun {
             ? .inMemory() : try PreferencesStore(fileURL: url, appNamespace: appNamespace)
         let keys = (0..<n).map { PreferenceKey<Int>("int\($0)", default: 0) }
         let themes = (0..<n).map { PreferenceKey<BenchmarkTheme>("theme\($0)", default: .system) }
+        let pets = (0..<n).map { PreferenceKey<BenchmarkPet>("pet\($0)", default: .sample(-1)) }
         try store.transaction { preferences in
             for index in 0..<n {
                 if operation == .readEnum {
                     preferences[themes[index]] = .dark
+                } else if operation == .readCodable {
+                    preferences[pets[index]] = .sample(index)
                 } else if operation == .open || operation == .catchUp {
                     preferences[PreferenceKey<String>("key\(index)", default: "")] =
                         "\(index) " + String(repeating: "x", count: 80)
@@ -69,6 +74,11 @@ struct CountedRun {
             try store.setValue(.light, for: themes[0])
             for theme in themes {
                 _ = store[theme]
+            }
+        } else if operation == .readCodable {
+            try store.setValue(.sample(0), for: pets[0])
+            for pet in pets {
+                _ = store[pet]
             }
         } else if operation != .open && operation != .catchUp {
             // Only the read operation reads through the subscript, which tells the Observation
@@ -112,6 +122,14 @@ struct CountedRun {
                 var sink = 0
                 for index in 0..<repeats {
                     sink &+= store[themes[index % n]].rawValue.utf8.count
+                }
+                if sink == 42 { print("") }
+            }
+        case .readCodable:
+            body = { repeats in
+                var sink = 0
+                for index in 0..<repeats {
+                    sink &+= store[pets[index % n]].tags.count
                 }
                 if sink == 42 { print("") }
             }

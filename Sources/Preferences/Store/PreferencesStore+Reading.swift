@@ -204,10 +204,7 @@ extension PreferencesStore {
         }
         guard slot.hasStored else { return nil }
         // Decoded outside the lock: a type's `init(from:)` or `init(rawValue:)` is code of the app's.
-        // The type is compared first, so the cast cannot fail: an `as?` here would cost a lookup of
-        // `Optional<Value>`'s metadata on every read.
-        if let decoded = slot.decoded, decoded.type == ObjectIdentifier(Value.self) {
-            value = decoded.value as! Value
+        if let decoded = slot.decoded, decoded.read(into: &value) {
             return .stored
         }
         do throws(DecodeFailure) {
@@ -215,7 +212,7 @@ extension PreferencesStore {
         } catch {
             throw readFailure(error, key: storedKey(for: resolvedKey), stored: slot.stored, expected: Value.self)
         }
-        cache(DecodedValue(value), for: resolvedKey, generation: slot.generation)
+        cache(Decoded(value), for: resolvedKey, generation: slot.generation)
         return .stored
     }
 

@@ -334,14 +334,39 @@ final class Slot {
 
 /// A stored value decoded as one type, kept so that the next read of that type need not decode it.
 ///
-/// A reference, so that a read copies one pointer out of the slot rather than an existential.
-final class DecodedValue: Sendable {
-    let value: any Sendable
-    /// The type of `value`, compared before it is used so that reading it needs no conditional cast.
+/// A reference, so that a read copies one pointer out of the slot rather than an existential. The
+/// value itself is in the subclass for its type, ``Decoded``.
+class DecodedValue: @unchecked Sendable {
+    // `@unchecked` because the compiler cannot see that the only subclass, `Decoded`, holds a
+    // `Sendable` value in a constant.
+
+    /// The type of the value, compared before the value is read, so that reading it needs no cast
+    /// the runtime checks (see ``read(into:)``).
     let type: ObjectIdentifier
 
-    init<Value: Sendable>(_ value: Value) {
+    fileprivate init(type: ObjectIdentifier) {
+        self.type = type
+    }
+
+    /// Copies the value into `value` if it was decoded as `Value`; returns whether it was.
+    ///
+    /// Not an optional result: unspecialised code (an app's type reads through it) would look up
+    /// `Optional<Value>`'s metadata on every read.
+    @inline(__always)
+    func read<Value: Sendable>(into value: inout Value) -> Bool {
+        guard type == ObjectIdentifier(Value.self) else { return false }
+        // The type matched, so this object is a `Decoded<Value>`: no cast to check at run time.
+        value = unsafeDowncast(self, to: Decoded<Value>.self).value
+        return true
+    }
+}
+
+/// A decoded value of one type.
+final class Decoded<Value: Sendable>: DecodedValue, @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
         self.value = value
-        type = ObjectIdentifier(Value.self)
+        super.init(type: ObjectIdentifier(Value.self))
     }
 }
