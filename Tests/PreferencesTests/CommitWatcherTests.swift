@@ -74,6 +74,31 @@ struct CommitWatcherTests {
         waitUntil("let go of the lock file") { lockFile == nil }
     }
 
+    /// A store whose last reference its own observer drops, on the watcher thread that delivers
+    /// the change, still ends that thread and lets go of the lock file.
+    @Test func aStoreReleasedOnItsOwnWatcherThreadLetsGo() throws {
+        let directory = try TemporaryDirectory()
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        weak var lockFile: LockFile?
+        let held = Locked<(store: PreferencesStore?, observation: PreferencesObservation?)>((nil, nil))
+        do {
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            lockFile = (store.backend as? FileEngine)?.lockFile
+            let observation = store.observe(.count) { _, _ in
+                let last = held.withLock { held in
+                    defer { held = (nil, nil) }
+                    return held
+                }
+                _ = last
+            }
+            held.withLock { $0 = (store, observation) }
+            let watcher = try #require(store.commitWatcher)
+            waitUntil("started watching") { watcher.isWatching }
+        }
+        other[.count] = 1
+        waitUntil("let go of the lock file") { lockFile == nil }
+    }
+
     #if canImport(Observation)
         /// A subscript read may be tracked (the framework does not say), so it starts the watch;
         /// two changes later, every tracking of the key has been told of one, and the watch stops.

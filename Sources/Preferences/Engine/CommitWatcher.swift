@@ -23,6 +23,8 @@ final class CommitWatcher: Sendable {
         /// Whether the Observation framework may track a key of the store.
         var hasTrackedKeys = false
         var hasThread = false
+        /// The watching thread, once it runs.
+        var thread: ObjectIdentifier?
         /// Whether the thread sleeps on the commit signal now, rather than parked.
         var isWatching = false
         var isClosed = false
@@ -41,11 +43,13 @@ final class CommitWatcher: Sendable {
     }
 
     deinit {
-        let hasThread = state.withLock { state in
+        let (hasThread, thread) = state.withLock { state in
             state.isClosed = true
-            return state.hasThread
+            return (state.hasThread, state.thread)
         }
-        guard hasThread else { return }
+        // Released by the thread itself, when the store's catch-up held the last reference to the
+        // store: the thread ends as that returns, and must not wait for itself.
+        guard hasThread, thread != ObjectIdentifier(Thread.current) else { return }
         park.signal()
         // A wake that lands between the thread's last look at `isClosed` and its sleep is lost, so
         // wake it until it ends; it ends within microseconds of the wake that reaches it.
@@ -114,6 +118,7 @@ final class CommitWatcher: Sendable {
     /// The thread's loop: sleeps on the commit signal while something observes, parks while
     /// nothing does, and ends once the watcher is released.
     private static func watch(_ lockFile: LockFile, _ state: Locked<State>, _ park: DispatchSemaphore) {
+        state.withLock { $0.thread = ObjectIdentifier(Thread.current) }
         var isWatching = false
         var seen: UInt64 = 0
         while true {
