@@ -3,12 +3,6 @@ import Testing
 
 @testable import Preferences
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Runs the built `prefs` binary as a real process.
 private func prefs(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
     try ChildProcess.run("prefs", arguments)
@@ -303,14 +297,11 @@ struct PrefsToolTests {
         let directory = try sampleStore()
         let watcher = try ChildProcess.startCollectingOutput("prefs", ["watch", directory.storeURL.path])
         watcher.waitFor("Watching")
-        watcher.waitUntilIdle()
-        let before = watcher.voluntaryContextSwitches
-        Thread.sleep(forTimeInterval: 3)
-        let wakeUps = watcher.voluntaryContextSwitches - before
-        // A once-a-second timer would make three here. Under ThreadSanitizer its own thread wakes
-        // ten times a second in every process.
-        let allowed = dlsym(nil, "__tsan_init") == nil ? 0 : 35
-        #expect(wakeUps <= allowed, "\(wakeUps) wake-ups in 3 s with nothing to print")
+        // A once-a-second timer would make three.
+        let wakeUps = watcher.wakeUps(whileIdleFor: 3)
+        #expect(
+            wakeUps <= (ChildProcess.isUnderThreadSanitizer ? 35 : 0),
+            "\(wakeUps) wake-ups in 3 s with nothing to print")
         #expect(try prefs(["write", directory.storeURL.path, "app:count", "8"]).status == 0)
         watcher.waitFor("app:count = 8  (from another process)")
     }

@@ -20,6 +20,10 @@ struct ChildProcess {
     /// counted here: Linux's `/proc` has them.
     static var canCountWakeUps: Bool { FileManager().fileExists(atPath: "/proc/self/task") }
 
+    /// Whether the tests run under ThreadSanitizer, whose own thread wakes ten times a second in
+    /// every process.
+    static var isUnderThreadSanitizer: Bool { dlsym(nil, "__tsan_init") != nil }
+
     /// The executable `name`, found beside the test bundle in the build folder.
     static func executable(_ name: String) -> URL {
         productsDirectory.appendingPathComponent(name)
@@ -131,6 +135,15 @@ final class RunningProcess {
     func killAbruptly() {
         _ = kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// How many times the process goes to sleep, and so wakes, in `seconds` once it is idle (see
+    /// ``waitUntilIdle()``).
+    func wakeUps(whileIdleFor seconds: Double) -> Int {
+        waitUntilIdle()
+        let before = voluntaryContextSwitches
+        Thread.sleep(forTimeInterval: seconds)
+        return voluntaryContextSwitches - before
     }
 
     /// Waits, up to five seconds, until the process has gone 200 ms without going to sleep: done
