@@ -41,9 +41,14 @@ int preferences_signal_register(const char *name, int *descriptor) {
         return -1;
     }
     // Never blocking in a read, so that a wake-up reads every notification queued since the last
-    // (a full pipe ends the registration); and not inherited by a child process.
-    (void)fcntl(*descriptor, F_SETFL, fcntl(*descriptor, F_GETFL) | O_NONBLOCK);
-    (void)fcntl(*descriptor, F_SETFD, FD_CLOEXEC);
+    // (a full pipe ends the registration); and closed in a program this process executes. Without
+    // either, no registration: the caller then checks the count every 50 ms.
+    int flags = fcntl(*descriptor, F_GETFL);
+    if (flags == -1 || fcntl(*descriptor, F_SETFL, flags | O_NONBLOCK) == -1 ||
+        fcntl(*descriptor, F_SETFD, FD_CLOEXEC) == -1) {
+        (void)notify_cancel(token);
+        return -1;
+    }
     return token;
 }
 

@@ -75,10 +75,19 @@ struct CommitWatcherTests {
     }
 
     /// A store whose last reference its own observer drops, on the watcher thread that delivers
-    /// the change, still ends that thread and lets go of the lock file.
-    @Test func aStoreReleasedOnItsOwnWatcherThreadLetsGo() throws {
+    /// the change, still ends that thread and lets go of the lock file, without waiting for itself:
+    /// that wait woke every other process's watcher a thousand times.
+    @Test(
+        .enabled(if: ChildProcess.canCountWakeUps, "wake-ups are counted through Linux's /proc"),
+        .tags(.childProcesses))
+    func aStoreReleasedOnItsOwnWatcherThreadLetsGoAndWakesNobody() throws {
         let directory = try TemporaryDirectory()
         let other = try PreferencesStore(fileURL: directory.storeURL)
+        let neighbour = try ChildProcess.startCollectingOutput(
+            "PreferencesHarness", ["observe", directory.storeURL.path])
+        neighbour.waitFor("ready")
+        neighbour.waitUntilIdle()
+        let before = neighbour.voluntaryContextSwitches
         weak var lockFile: LockFile?
         let held = Locked<(store: PreferencesStore?, observation: PreferencesObservation?)>((nil, nil))
         do {
@@ -97,6 +106,9 @@ struct CommitWatcherTests {
         }
         other[.count] = 1
         waitUntil("let go of the lock file") { lockFile == nil }
+        // The commit wakes the neighbour's watcher once or twice.
+        let wakeUps = neighbour.voluntaryContextSwitches - before
+        #expect(wakeUps <= (ChildProcess.isUnderThreadSanitizer ? 60 : 20), "\(wakeUps) wake-ups of another process")
     }
 
     #if canImport(Observation)
@@ -125,6 +137,34 @@ struct CommitWatcherTests {
             waitUntil("stopped watching after the second change") { !watcher.isNeeded }
             #expect(store[.count] == 6)
             #expect(watcher.isNeeded)
+        }
+
+        /// A tracker installed after its key's watch ended hears of the next change.
+        ///
+        /// A tracker is installed only once its scope has run: commits caught up with meanwhile can
+        /// end the key's watch before the tracker exists. The next commit from elsewhere is still
+        /// caught up with and announced, and reaches it.
+        @Test func aTrackerInstalledAfterItsKeysWatchEndedHearsOfTheNextChange() throws {
+            let directory = try TemporaryDirectory()
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            let other = try PreferencesStore(fileURL: directory.storeURL)
+            let watcher = try #require(store.commitWatcher)
+            let fired = Locked(false)
+            withObservationTracking {
+                _ = store[.count]
+                // Each of this store's writes catches up first: two changes of the key, each
+                // announced to no tracker yet, end its watch.
+                other[.count] = 1
+                store[.flag] = true
+                other[.count] = 2
+                store[.flag] = false
+                #expect(!watcher.isNeeded)
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            #expect(!fired.withLock { $0 })
+            other[.count] = 7
+            waitUntil("told the late tracker of the next change") { fired.withLock { $0 } }
         }
 
         /// A key read again before its second change keeps the watch: a view that redraws after

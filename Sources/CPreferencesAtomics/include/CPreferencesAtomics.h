@@ -48,7 +48,8 @@ static inline void preferences_fence_release(void) { atomic_thread_fence(memory_
 
 // Waiting for another process to change a word in shared memory, without polling.
 
-/// Whether this platform can wait on a shared word (Linux: a futex); elsewhere a caller must poll.
+/// Whether this platform can wait on a shared word (Linux: a futex). Apple platforms cannot, and
+/// wait on a Darwin notification instead (below); elsewhere a caller must poll.
 bool preferences_can_wait(void);
 
 /// Sleeps while the 32-bit word at `address` equals `expected`, until `preferences_wake_all` on the

@@ -9,11 +9,10 @@ import Foundation
 ///
 /// One thread watches, made the first time something observes and kept until the watcher is
 /// released. While something observes it sleeps on the commit signal (``CommitSignal``: a futex on
-/// Linux, a Darwin notification on Apple platforms), and the committing process wakes it: no timer,
-/// no wake-up while nothing changes. While nothing observes it parks on a semaphore of its own, which
-/// no writer wakes. Stopping only clears a flag, so that it costs nothing under the store's locks:
-/// the thread parks at the next commit it wakes for, and until then a writer elsewhere may wake it
-/// once for nothing.
+/// Linux, a Darwin notification on Apple platforms), and the committing process wakes it: no wake-up
+/// while nothing changes. While nothing observes it parks on a semaphore of its own, which no writer
+/// wakes. Stopping only clears a flag, so that it costs nothing under the store's locks: the thread
+/// goes on until it has caught up with a commit made after the stop, then parks.
 final class CommitWatcher: Sendable {
     private let lockFile: LockFile
 
@@ -25,8 +24,12 @@ final class CommitWatcher: Sendable {
         var hasThread = false
         /// The watching thread, once it runs.
         var thread: ObjectIdentifier?
-        /// Whether the thread sleeps on the commit signal now, rather than parked.
+        /// Whether the thread sleeps on the commit signal, rather than parked or about to park.
         var isWatching = false
+        /// Whether the thread waits on `park`, or is about to: only then does a change signal it.
+        var isParked = false
+        /// The commit count when nothing needed the watch any more, the last time that happened.
+        var stopCount: UInt64 = 0
         var isClosed = false
 
         var isNeeded: Bool { observerCount > 0 || hasTrackedKeys }
@@ -43,14 +46,19 @@ final class CommitWatcher: Sendable {
     }
 
     deinit {
-        let (hasThread, thread) = state.withLock { state in
+        let (hasThread, thread, isWatching) = state.withLock { state in
             state.isClosed = true
-            return (state.hasThread, state.thread)
+            return (state.hasThread, state.thread, state.isWatching)
         }
         // Released by the thread itself, when the store's catch-up held the last reference to the
         // store: the thread ends as that returns, and must not wait for itself.
         guard hasThread, thread != ObjectIdentifier(Thread.current) else { return }
         park.signal()
+        guard isWatching else {
+            // Parked, or about to look at `isClosed`: nothing to wake in other processes.
+            _ = ended.wait(timeout: .now() + .seconds(1))
+            return
+        }
         // A wake that lands between the thread's last look at `isClosed` and its sleep is lost, so
         // wake it until it ends; it ends within microseconds of the wake that reaches it.
         for _ in 0..<1_000 {
@@ -61,7 +69,14 @@ final class CommitWatcher: Sendable {
 
     /// Sets what a commit elsewhere makes happen: the store's catch-up, captured weakly.
     func setHandler(_ onCommit: @escaping @Sendable () -> Void) {
-        state.withLock { $0.onCommit = onCommit }
+        let wakesThread = state.withLock { state in
+            state.onCommit = onCommit
+            defer { state.isParked = false }
+            return state.isParked
+        }
+        if wakesThread {
+            park.signal()
+        }
     }
 
     /// Whether anything observes now.
@@ -82,25 +97,32 @@ final class CommitWatcher: Sendable {
     /// Watches while the Observation framework may track a key of the store.
     ///
     /// Called under the store's state lock, in the order the store's keys start and stop being
-    /// tracked. Only the first start of all makes the thread.
+    /// tracked: it takes only this watcher's lock, but for the store's first tracked key, which
+    /// makes the thread, and a start that finds it parked, which wakes it.
     func update(hasTrackedKeys: Bool) {
         update { $0.hasTrackedKeys = hasTrackedKeys }
     }
 
-    /// Changes what needs watching, and wakes the parked thread, or makes it, when something does.
+    /// Changes what needs watching; makes the thread, or wakes it from its park, when something does.
     private func update(_ change: (inout State) -> Void) {
-        let (isNeeded, needsThread) = state.withLock { state in
+        let (needsThread, wakesThread) = state.withLock { state in
+            let wasNeeded = state.isNeeded
             change(&state)
-            let needsThread = state.isNeeded && !state.hasThread
-            if needsThread {
-                state.hasThread = true
+            guard state.isNeeded else {
+                if wasNeeded {
+                    state.stopCount = lockFile.commitCount
+                }
+                return (false, false)
             }
-            return (state.isNeeded, needsThread)
+            let needsThread = !state.hasThread
+            let wakesThread = state.isParked
+            state.hasThread = true
+            state.isParked = false
+            return (needsThread, wakesThread)
         }
-        guard isNeeded else { return }
         if needsThread {
             startThread()
-        } else {
+        } else if wakesThread {
             park.signal()
         }
     }
@@ -122,16 +144,13 @@ final class CommitWatcher: Sendable {
         var isWatching = false
         var seen: UInt64 = 0
         while true {
-            let (isClosed, onCommit) = state.withLock { state in
-                state.isWatching = !state.isClosed && state.isNeeded
-                return (state.isClosed, state.isNeeded ? state.onCommit : nil)
+            let (isClosed, isNeeded, handler) = state.withLock { state in
+                let parks = !state.isClosed && (state.onCommit == nil || !state.isNeeded && !isWatching)
+                state.isParked = parks
+                return (state.isClosed, state.isNeeded, state.onCommit)
             }
             guard !isClosed else { break }
-            guard let onCommit else {
-                if isWatching {
-                    lockFile.endWatching()
-                    isWatching = false
-                }
+            guard let onCommit = handler, isNeeded || isWatching else {
                 park.wait()
                 continue
             }
@@ -140,19 +159,29 @@ final class CommitWatcher: Sendable {
                 // committed before, which woke nobody.
                 lockFile.beginWatching()
                 isWatching = true
+                state.withLock { $0.isWatching = true }
                 seen = lockFile.commitCount
                 onCommit()
                 continue
             }
             lockFile.waitForCommit(after: seen)
             let count = lockFile.commitCount
-            if count != seen {
-                seen = count
-                onCommit()
+            guard count != seen else { continue }
+            seen = count
+            let (isStillNeeded, stopCount) = state.withLock { ($0.isNeeded, $0.stopCount) }
+            onCommit()
+            // The watch stopped, and this catch-up took in a commit made since: announced, it
+            // reaches a tracker installed after the read that ended the watch (see
+            // `StoreState.track`). This was the last.
+            if !isStillNeeded && count != stopCount {
+                lockFile.endWatching()
+                isWatching = false
+                state.withLock { $0.isWatching = false }
             }
         }
         if isWatching {
             lockFile.endWatching()
+            state.withLock { $0.isWatching = false }
         }
     }
 }

@@ -2,7 +2,7 @@ import CPreferencesAtomics
 
 // Waking other processes' observers through the commit signal (``CommitSignal``, a futex on Linux,
 // a Darwin notification on Apple platforms), by a writer only while the page counts a sleeper (see
-// ``LockFile/publish(_:)``); where there is no signal, the commit watcher polls (see ``CommitWatcher``).
+// ``LockFile/publish(_:)``); where there is no signal, a sleep lasts 50 ms (see ``CommitSignal``).
 extension LockFile {
     /// Whether ``waitForCommit(after:)`` sleeps until woken on this platform; where it cannot, it
     /// returns after 50 ms.

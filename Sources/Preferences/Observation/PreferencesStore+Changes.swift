@@ -187,7 +187,9 @@ extension PreferencesStore {
             return changeHub.add(filter, deliver: deliver)
         }
         commitWatcher?.observerAdded()
-        return PreferencesObservation { [changeHub, commitWatcher] in
+        // The watcher weakly: a token kept after its store is gone must not keep the watcher's
+        // thread, and the lock file it holds, alive.
+        return PreferencesObservation { [changeHub, weak commitWatcher] in
             if changeHub.remove(id) {
                 commitWatcher?.observerRemoved()
             }

@@ -46,9 +46,9 @@ struct StoreState {
     /// are watched for the key until two of its changes have been announced since its last tracked
     /// read: the framework tells a tracker of one change and then forgets it (a SwiftUI view reads
     /// again as it redraws, and so tracks anew), but a tracker that read the key is installed only
-    /// once its whole scope has run, and may miss a change announced before then; the second is
-    /// announced to it. Once no key is waiting for its changes, and no stream or callback observes,
-    /// the watch stops.
+    /// once its whole scope has run, and misses a change announced before then. Once no key is
+    /// waiting for its changes, and no stream or callback observes, the watch stops, once the next
+    /// commit from elsewhere is caught up with and announced (see ``CommitWatcher``).
     @inline(never)
     mutating func track(_ slot: Slot) {
         slot.isReadThroughSubscript = true
