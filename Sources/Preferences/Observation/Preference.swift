@@ -20,18 +20,24 @@ public struct Preference<Value: Sendable>: Sendable {
     /// The key the property reads and writes.
     public let key: PreferenceKey<Value>
 
-    /// The store the property reads and writes.
-    public let store: PreferencesStore
+    /// The store given when the property was made, if one was.
+    private let givenStore: PreferencesStore?
+
+    /// The store the property reads and writes: the one it was given, or else
+    /// ``PreferencesStore/current`` as of now.
+    public var store: PreferencesStore {
+        givenStore ?? .current
+    }
 
     /// Creates a property backed by a key of a store.
     ///
     /// - Parameters:
     ///   - key: The key the property reads and writes.
-    ///   - store: The store; ``PreferencesStore/standard`` unless you give another, as tests and
-    ///     previews do.
-    public init(_ key: PreferenceKey<Value>, store: PreferencesStore = .standard) {
+    ///   - store: The store; if you give none, ``PreferencesStore/current`` each time the property
+    ///     is read or written: the standard store, unless a test or a preview bound its own.
+    public init(_ key: PreferenceKey<Value>, store: PreferencesStore? = nil) {
         self.key = key
-        self.store = store
+        givenStore = store
     }
 
     /// The key's value in the store.
@@ -48,5 +54,20 @@ public struct Preference<Value: Sendable>: Sendable {
     /// The key's values as they change, starting with the current one: ``PreferencesStore/changes(for:initial:)``.
     public var changes: AsyncStream<Value> {
         store.changes(for: key)
+    }
+
+    /// Removes the key's stored value, so that the property reads the key's default (or an
+    /// override layer's value).
+    ///
+    /// As setting the property does, it reports a removal that cannot be written through
+    /// ``PreferencesStore/errors`` rather than throwing; use ``PreferencesStore/reset(_:)`` to
+    /// handle the error yourself.
+    public func reset() {
+        let store = store
+        do throws(PreferencesError) {
+            try store.remove(key)
+        } catch {
+            store.errorChannel.report(error)
+        }
     }
 }

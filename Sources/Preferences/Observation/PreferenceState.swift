@@ -27,8 +27,9 @@
         ///
         /// - Parameters:
         ///   - key: The key the property reads and writes.
-        ///   - store: The store; ``PreferencesStore/standard`` unless you give another.
-        public init(_ key: Preferences.PreferenceKey<Value>, store: PreferencesStore = .standard) {
+        ///   - store: The store; if you give none, ``PreferencesStore/current`` each time the
+        ///     property is read or written.
+        public init(_ key: Preferences.PreferenceKey<Value>, store: PreferencesStore? = nil) {
             preference = Preference(key, store: store)
         }
 
@@ -41,6 +42,11 @@
         /// A binding to the key, for controls such as `Toggle` and `TextField`.
         public var projectedValue: Binding<Value> {
             preference.store.binding(for: preference.key)
+        }
+
+        /// Removes the key's stored value, as ``Preference/reset()`` does.
+        public func reset() {
+            preference.reset()
         }
     }
 #endif

@@ -30,6 +30,11 @@ extension PreferencesStore {
     /// - Parameter key: The key whose entry to remove.
     /// - Throws: A ``PreferencesError`` if the removal cannot be written. Nothing changes when it throws.
     public func removeValue<Value>(for key: PreferenceKey<Value>) throws {
+        try remove(key)
+    }
+
+    /// What ``removeValue(for:)`` does, its error typed: for the property wrappers' `reset()`.
+    func remove<Value>(_ key: PreferenceKey<Value>) throws(PreferencesError) {
         try commit(EntryChange(key: resolvedKey(for: key), value: nil), valueType: Value.self)
     }
 
