@@ -257,17 +257,28 @@ struct FileSystem: Sendable {
         }
     }
 
+    /// Creates the store's folder at `path`, and the folders above it that are missing.
+    ///
+    /// Only the store's own folder loses its Data Protection (see ``removeDataProtection(from:)``),
+    /// so that what the store creates in it is readable before first unlock too. The folders above
+    /// it (`Application Support` on a fresh install) hold the app's other files, which keep the
+    /// protection they would have had.
     func createDirectory(at path: String) throws(PreferencesError) {
+        try createDirectory(at: path, isStoresOwn: true)
+    }
+
+    private func createDirectory(at path: String, isStoresOwn: Bool) throws(PreferencesError) {
         var status = stat()
         if stat(path, &status) == 0 { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path {
-            try createDirectory(at: parent)
+            try createDirectory(at: parent, isStoresOwn: false)
         }
         let result = try check(.createDirectory, path, allowing: EEXIST) { mkdir(path, 0o700) }
         if result == 0 {
-            // So that what is created in it is readable before first unlock too.
-            try removeDataProtection(from: path)
+            if isStoresOwn {
+                try removeDataProtection(from: path)
+            }
             try syncDirectory(parent.isEmpty ? "." : parent)
         }
     }
