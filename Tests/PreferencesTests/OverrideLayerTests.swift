@@ -279,6 +279,34 @@ struct OverrideLayerTests {
             withExtendedLifetime(watcher) {}
         }
 
+        /// An edit that keeps the size, within the second of the last check, is seen: the file's
+        /// status is compared to the nanosecond.
+        @Test("A same-size edit within the same second is seen by the status checks")
+        func sameSizeEditWithinASecond() async throws {
+            let folder = try TemporaryDirectory()
+            let settings = folder.url.appendingPathComponent("managed/preferences.json")
+            try FileManager.default.createDirectory(
+                at: settings.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(#"{"count": 12}"#.utf8).write(to: settings)
+            // A whole second, then half a second past it: the same second to a whole-second clock.
+            var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, settings.path, &times, 0) == 0)
+            let changes = Locked(0)
+            let watcher = ManagedSettingsWatcher(
+                location: .files([settings]), onChange: { changes.withLock { $0 += 1 } },
+                addWatch: Self.failingWatches(of: settings.deletingLastPathComponent()))
+            let handle = try FileHandle(forWritingTo: settings)
+            try handle.write(contentsOf: Data(#"{"count": 13}"#.utf8))
+            try handle.close()
+            times = [
+                timespec(tv_sec: 1_700_000_000, tv_nsec: 500_000_000),
+                timespec(tv_sec: 1_700_000_000, tv_nsec: 500_000_000),
+            ]
+            #expect(utimensat(AT_FDCWD, settings.path, &times, 0) == 0)
+            try await waitUntil { changes.withLock { $0 } > 0 }
+            withExtendedLifetime(watcher) {}
+        }
+
         @Test("A managed folder made later that inotify cannot watch is still seen, by checking its status")
         func unwatchableFolderMadeLater() async throws {
             let folder = try TemporaryDirectory()

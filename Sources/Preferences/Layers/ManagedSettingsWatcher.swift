@@ -131,17 +131,14 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
         }
     }
 
-    /// Checks the files' size and modification date once a second.
+    /// Checks the files' status once a second (see ``signature(of:)``).
     private static func statusChecks(
         for urls: [URL],
         queue: DispatchQueue,
         onChange: @escaping @Sendable () -> Void
     ) -> any DispatchSourceProtocol {
-        @Sendable func status() -> [String] {
-            urls.map { url in
-                let attributes = try? FileManager().attributesOfItem(atPath: url.path)
-                return "\(attributes?[.size] ?? "-") \(attributes?[.modificationDate] ?? "-")"
-            }
+        @Sendable func status() -> [[Int]?] {
+            urls.map { signature(of: $0.path) }
         }
         let last = Locked(status())
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -159,6 +156,26 @@ final class ManagedSettingsWatcher: @unchecked Sendable {
         }
         timer.resume()
         return timer
+    }
+
+    /// What tells one version of a file from another: its device, inode, size, and modification
+    /// time to the nanosecond; `nil` when there is no file.
+    ///
+    /// To the nanosecond, so that an edit of the same size within the second of the last check is
+    /// seen; the inode, so that a file replaced by another (an atomic save) is.
+    static func signature(of path: String) -> [Int]? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        #if canImport(Darwin)
+            let modified = status.st_mtimespec
+        #else
+            let modified = status.st_mtim
+        #endif
+        return [
+            Int(truncatingIfNeeded: status.st_dev), Int(truncatingIfNeeded: status.st_ino),
+            Int(truncatingIfNeeded: status.st_size), Int(truncatingIfNeeded: modified.tv_sec),
+            Int(truncatingIfNeeded: modified.tv_nsec),
+        ]
     }
 
     #if os(Linux)
