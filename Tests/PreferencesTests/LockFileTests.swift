@@ -131,6 +131,26 @@ struct LockFileTests {
         #expect(reader.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A writer whose store's folder was deleted, lock file and all, cannot move to a new lock file:
+    /// its write fails saying why, and nothing unlocks a lock it no longer holds.
+    @Test func aWriteThatCannotMoveToANewLockFileThrows() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        try store.setValue(0, for: counter)
+        try FileManager().removeItem(at: directory.url)
+        // The lock stamp confirms the deleted lock file for up to 31 locks; the next checks its name.
+        var failure: PreferencesError?
+        for value in 1...(LockFile.locksBetweenNameChecks + 2) where failure == nil {
+            do {
+                try store.setValue(value, for: counter)
+            } catch let error as PreferencesError {
+                failure = error
+            }
+        }
+        let error = try #require(failure, "every write went on into the deleted files")
+        #expect(error.filePath == directory.lockURL.path, "\(error)")
+    }
+
     /// A store opened after the lock file was deleted, which only reads, sees what a store still
     /// holding the deleted file commits afterwards: opening stamped the log with the new page, so
     /// the writer's next lock moves it there rather than committing where the reader never looks.

@@ -32,7 +32,7 @@ extension LockFile {
     ///     always checks: it costs two system calls of its own.
     /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
     func lock(exclusive: Bool, confirmingName: Bool = true) throws(PreferencesError) {
-        _ = try acquire(exclusive: exclusive, confirmingName: confirmingName, waits: true)
+        isHeld = try acquire(exclusive: exclusive, confirmingName: confirmingName, waits: true)
     }
 
     /// Takes the lock as ``lock(exclusive:confirmingName:)`` does if nobody holds it in a
@@ -43,7 +43,8 @@ extension LockFile {
     /// - Returns: Whether the lock is held now.
     /// - Throws: A ``PreferencesError`` if the file cannot be locked, opened or mapped.
     func lockIfFree(exclusive: Bool) throws(PreferencesError) -> Bool {
-        try acquire(exclusive: exclusive, confirmingName: true, waits: false)
+        isHeld = try acquire(exclusive: exclusive, confirmingName: true, waits: false)
+        return isHeld
     }
 
     private func acquire(exclusive: Bool, confirmingName: Bool, waits: Bool) throws(PreferencesError) -> Bool {
@@ -77,7 +78,11 @@ extension LockFile {
         }
     }
 
+    /// Lets go of the writers' lock, if it is still held: a move to the file at the path that
+    /// failed part way (see ``LockFile/moveToFileAtPath()``) has let go of it already.
     func unlock() {
+        guard isHeld else { return }
+        isHeld = false
         if usesMutex {
             releaseMutex()
         } else {

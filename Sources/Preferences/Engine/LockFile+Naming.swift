@@ -67,7 +67,8 @@ extension LockFile {
     /// It waits for the holders of the new file's lock, in any process: call it holding none of
     /// the engine's own locks.
     ///
-    /// - Throws: A ``PreferencesError`` if the file at the path cannot be locked, opened or mapped.
+    /// - Throws: A ``PreferencesError`` if the file at the path cannot be locked, opened or mapped;
+    ///   no lock is held then (see ``isHeld``).
     func moveToFileAtPath() throws(PreferencesError) {
         try leaveForFileAtPath()
         try lock(exclusive: true)
@@ -82,6 +83,7 @@ extension LockFile {
     func leaveForFileAtPath() throws(PreferencesError) {
         abandonPage()
         releaseMutex()
+        isHeld = false
         try setUpUnderFileLock()
     }
 

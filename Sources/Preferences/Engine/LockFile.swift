@@ -63,6 +63,10 @@ final class LockFile: @unchecked Sendable {
     let usesMutex: Bool
     /// Whether a holder died holding the mutex since ``takeHolderDied()`` last answered.
     var holderDied = false
+    /// Whether the writers' lock is held through this object: from a ``lock(exclusive:confirmingName:)``
+    /// that returned to the ``unlock()`` after it, or to a move to the file at the path that let
+    /// go of it and then failed.
+    var isHeld = false
     /// Locks confirmed by the stamp alone since the last check with `fstat`.
     var locksSinceNameCheck = 0
     /// How many locks in a row the stamp alone may confirm (see ``confirm(stampedAt:)``): one
@@ -201,11 +205,22 @@ final class LockFile: @unchecked Sendable {
     /// written, not just lengthened with `ftruncate`: a page with no blocks behind it would take
     /// them at the first store into the mapping, and on a full disk that store would end the
     /// process with `SIGBUS`. Written, a full disk is an error here.
+    ///
+    /// Written under an exclusive `flock`, as a page is set up: two stores opening a new lock file
+    /// at once would otherwise both find it short, and the second would write zeros over the page,
+    /// and the mutex, that the first had set up and was holding by then.
     static func lengthenToAPage(
         _ descriptor: Int32,
         path: String,
         fileSystem: FileSystem
     ) throws(PreferencesError) {
+        guard try fileSystem.status(ofDescriptor: descriptor, path: path).st_size < pageSize else { return }
+        while flock(descriptor, LOCK_EX) == -1 {
+            guard errno == EINTR else {
+                throw PreferencesError(.fileOperationFailed(path: path, operation: "lock", errorNumber: errno))
+            }
+        }
+        defer { flock(descriptor, LOCK_UN) }
         let size = Int(try fileSystem.status(ofDescriptor: descriptor, path: path).st_size)
         guard size < pageSize else { return }
         let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize - size, alignment: 8)
