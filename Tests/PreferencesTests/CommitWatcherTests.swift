@@ -167,6 +167,30 @@ struct CommitWatcherTests {
             waitUntil("told the late tracker of the next change") { fired.withLock { $0 } }
         }
 
+        /// The watch, once stopped, waits for a commit from elsewhere before it parks: woken by
+        /// this store's own commit (another process's watcher asleep makes every commit wake all
+        /// sleepers), it has nothing to announce, and watches on.
+        @Test(.tags(.childProcesses))
+        func aStoppedWatchIsNotEndedByTheStoresOwnCommit() throws {
+            let directory = try TemporaryDirectory()
+            let store = try PreferencesStore(fileURL: directory.storeURL)
+            let other = try PreferencesStore(fileURL: directory.storeURL)
+            let watcher = try #require(store.commitWatcher)
+            let neighbour = try ChildProcess.startCollectingOutput(
+                "PreferencesHarness", ["observe", directory.storeURL.path])
+            neighbour.waitFor("ready")
+            _ = store[.count]
+            waitUntil("started watching") { watcher.isWatching }
+            store[.count] = 1
+            store[.count] = 2
+            #expect(!watcher.isNeeded)
+            store[.flag] = true
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(watcher.isWatching, "parked on its own commit, with nothing from elsewhere announced")
+            other[.flag] = false
+            waitUntil("parked after a commit from elsewhere") { !watcher.isWatching }
+        }
+
         /// A key read again before its second change keeps the watch: a view that redraws after
         /// each change keeps it for as long as it shows the key.
         @Test func aKeyReadAgainAfterEachChangeKeepsTheWatch() throws {

@@ -12,12 +12,13 @@ import Foundation
 /// Linux, a Darwin notification on Apple platforms), and the committing process wakes it: no wake-up
 /// while nothing changes. While nothing observes it parks on a semaphore of its own, which no writer
 /// wakes. Stopping only clears a flag, so that it costs nothing under the store's locks: the thread
-/// goes on until it has caught up with a commit made after the stop, then parks.
+/// goes on until it has caught up with a commit from elsewhere made after the stop, then parks.
 final class CommitWatcher: Sendable {
     private let lockFile: LockFile
 
     private struct State {
-        var onCommit: (@Sendable () -> Void)?
+        /// The store's catch-up: returns whether it took in commits made elsewhere.
+        var onCommit: (@Sendable () -> Bool)?
         var observerCount = 0
         /// Whether the Observation framework may track a key of the store.
         var hasTrackedKeys = false
@@ -28,8 +29,6 @@ final class CommitWatcher: Sendable {
         var isWatching = false
         /// Whether the thread waits on `park`, or is about to: only then does a change signal it.
         var isParked = false
-        /// The commit count when nothing needed the watch any more, the last time that happened.
-        var stopCount: UInt64 = 0
         var isClosed = false
 
         var isNeeded: Bool { observerCount > 0 || hasTrackedKeys }
@@ -67,8 +66,9 @@ final class CommitWatcher: Sendable {
         }
     }
 
-    /// Sets what a commit elsewhere makes happen: the store's catch-up, captured weakly.
-    func setHandler(_ onCommit: @escaping @Sendable () -> Void) {
+    /// Sets what a commit elsewhere makes happen: the store's catch-up, captured weakly, which
+    /// returns whether it took in commits made elsewhere.
+    func setHandler(_ onCommit: @escaping @Sendable () -> Bool) {
         let wakesThread = state.withLock { state in
             state.onCommit = onCommit
             defer { state.isParked = false }
@@ -106,14 +106,8 @@ final class CommitWatcher: Sendable {
     /// Changes what needs watching; makes the thread, or wakes it from its park, when something does.
     private func update(_ change: (inout State) -> Void) {
         let (needsThread, wakesThread) = state.withLock { state in
-            let wasNeeded = state.isNeeded
             change(&state)
-            guard state.isNeeded else {
-                if wasNeeded {
-                    state.stopCount = lockFile.commitCount
-                }
-                return (false, false)
-            }
+            guard state.isNeeded else { return (false, false) }
             let needsThread = !state.hasThread
             let wakesThread = state.isParked
             state.hasThread = true
@@ -161,19 +155,20 @@ final class CommitWatcher: Sendable {
                 isWatching = true
                 state.withLock { $0.isWatching = true }
                 seen = lockFile.commitCount
-                onCommit()
+                _ = onCommit()
                 continue
             }
             lockFile.waitForCommit(after: seen)
             let count = lockFile.commitCount
             guard count != seen else { continue }
             seen = count
-            let (isStillNeeded, stopCount) = state.withLock { ($0.isNeeded, $0.stopCount) }
-            onCommit()
-            // The watch stopped, and this catch-up took in a commit made since: announced, it
-            // reaches a tracker installed after the read that ended the watch (see
-            // `StoreState.track`). This was the last.
-            if !isStillNeeded && count != stopCount {
+            let isStillNeeded = state.withLock { $0.isNeeded }
+            let caughtUp = onCommit()
+            // The watch stopped before this catch-up, and it took in a commit from elsewhere (this
+            // store's own wake it too, when other processes sleep). Announced, that change reaches a
+            // tracker installed after the read that ended the watch (see `StoreState.track`). It
+            // was the last.
+            if !isStillNeeded && caughtUp {
                 lockFile.endWatching()
                 isWatching = false
                 state.withLock { $0.isWatching = false }

@@ -47,11 +47,13 @@ extension PreferencesStore {
 
     /// Catches up, under the lock, if the backend's commit count shows a commit memory has not
     /// seen: for writers, observers being added, and the commit watcher's thread, which may wait.
-    func catchUpIfNeeded() {
+    ///
+    /// - Returns: Whether it took in commits made elsewhere.
+    @discardableResult
+    func catchUpIfNeeded() -> Bool {
         let commitCount = backend.commitCount
-        if state.withLock({ $0.seenCommitCount != commitCount }) {
-            catchUp()
-        }
+        guard state.withLock({ $0.seenCommitCount != commitCount }) else { return false }
+        return catchUp()
     }
 
     /// Applies the commits made elsewhere, under the lock.
@@ -60,15 +62,23 @@ extension PreferencesStore {
     /// so that the next reads do not retry it; the next commit catches up under the exclusive lock.
     /// A commit that lands while the attempt fails still changes the count, and the next read
     /// catches up with it: the count read after the failure would have marked it seen unapplied.
-    func catchUp() {
+    ///
+    /// - Returns: Whether it took in commits made elsewhere.
+    @discardableResult
+    func catchUp() -> Bool {
         let commitCount = backend.commitCount
+        var tookIn = false
         do {
             try withWriteLock { () throws(PreferencesError) in
-                try backend.catchUp { absorb($0) }
+                try backend.catchUp { update in
+                    tookIn = tookIn || !update.records.isEmpty
+                    absorb(update)
+                }
             }
         } catch {
             state.withLock { $0.seenCommitCount = commitCount }
             errorChannel.report(error)
         }
+        return tookIn
     }
 }

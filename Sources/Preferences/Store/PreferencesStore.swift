@@ -110,7 +110,7 @@ public final class PreferencesStore: Sendable {
         self.changeHub = changeHub
         writeLock = WriteLock()
         errorChannel.report(problems)
-        commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() }
+        commitWatcher?.setHandler { [weak self] in self?.catchUpIfNeeded() ?? false }
         backend.onChangesElsewhere { [weak self] in self?.catchUpIfNeeded() }
         if let overrideLayers {
             // Watching first, so that no change made while the layers are read goes unseen.
