@@ -6,7 +6,9 @@ import Testing
 /// `PreferencesStore.current`: the store wrappers given none use, which a test or a preview binds,
 /// resolved each time a wrapper reads it.
 struct CurrentStoreTests {
-    @Test func aWrapperGivenNoStoreUsesTheStoreCurrentWhenItIsRead() {
+    @Test(.inMemoryPreferences) func aWrapperGivenNoStoreUsesTheStoreCurrentWhenItIsRead() {
+        // Made under the trait's store, so that a wrapper that kept its first store would write
+        // there, not to the standard store.
         let count = Preference(.count)
         let first = PreferencesStore.inMemory()
         let second = PreferencesStore.inMemory()
@@ -41,9 +43,10 @@ struct CurrentStoreTests {
         #expect(PreferencesStore.bound == nil)
     }
 
-    @Test(.inMemoryPreferences) func aTraitGivesTheTestAnInMemoryStoreOfItsOwn() {
-        let current = PreferencesStore.current
+    @Test(.inMemoryPreferences) func aTraitGivesTheTestAnInMemoryStoreOfItsOwn() throws {
+        let current = try #require(PreferencesStore.bound)
         #expect(current.fileURL == nil)
+        #expect(!current[.flag], "another test's store")
         let flag = Preference(.flag)
         flag.wrappedValue = true
         #expect(current[.flag])
@@ -67,5 +70,16 @@ struct CurrentStoreTests {
             fileURL: folder.url.appendingPathComponent("p.store"), overrides: [.managed(fileURL: settings)])
         Preference(.count, store: store).reset()
         #expect(store.errorChannel.takeBacklog().map(\.code) == [.valueForced])
+    }
+}
+
+/// The trait on a suite: each test gets a store of its own.
+@Suite(.inMemoryPreferences)
+struct CurrentStoreSuiteTests {
+    @Test(arguments: 1...3)
+    func eachTestCaseHasAStoreOfItsOwn(value: Int) throws {
+        let store = try #require(PreferencesStore.bound)
+        #expect(store[.count] == 0, "a store another test case wrote")
+        store[.count] = value
     }
 }

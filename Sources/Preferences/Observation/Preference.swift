@@ -34,7 +34,7 @@ public struct Preference<Value: Sendable>: Sendable {
     /// - Parameters:
     ///   - key: The key the property reads and writes.
     ///   - store: The store; if you give none, ``PreferencesStore/current`` each time the property
-    ///     is read or written: the standard store, unless a test or a preview bound its own.
+    ///     is read or written: the standard store, unless a test bound its own.
     public init(_ key: PreferenceKey<Value>, store: PreferencesStore? = nil) {
         self.key = key
         givenStore = store

@@ -5,15 +5,15 @@ extension PreferencesStore {
     /// The store that property wrappers given no store use: ``standard``, unless the running task
     /// bound another with ``withCurrent(_:operation:)-7jqhk``.
     ///
-    /// Resolved each time it is read, so that a wrapper made before a test or a preview bound its
-    /// own store still reads that store, and one made while the standard store could not open uses
-    /// it once it can.
+    /// Resolved each time it is read, so that a wrapper made before a test bound its own store
+    /// still reads that store, and one made while the standard store could not open uses it once
+    /// it can.
     public static var current: PreferencesStore {
         bound ?? .standard
     }
 
-    /// Runs `operation` with `store` as ``current``: for a test or a preview, so that the code it
-    /// runs, and the property wrappers that code reads, never touch the standard store.
+    /// Runs `operation` with `store` as ``current``: for a test, so that the property wrappers the
+    /// code under test reads, given no store, use `store` rather than the standard one.
     ///
     /// ```swift
     /// @Test func largeTextMakesTheFontBigger() {
@@ -25,8 +25,11 @@ extension PreferencesStore {
     /// }
     /// ```
     ///
-    /// The binding is a task-local value: it holds on this thread until `operation` returns, and
-    /// in the tasks `operation` starts, but not in detached tasks or other threads.
+    /// The binding is a task-local value: it holds while `operation` runs and in the tasks it
+    /// starts, but not in detached tasks, on Dispatch queues, in notification or callback handlers,
+    /// or in a SwiftUI view's `body`, which runs later, outside it: a preview passes its store to
+    /// the wrappers (`store:`) instead. Code given a store explicitly, `.standard` included, keeps
+    /// it.
     ///
     /// - Parameters:
     ///   - store: The store ``current`` gives while `operation` runs.
