@@ -29,9 +29,14 @@ final class CommitWatcher: Sendable {
         var isWatching = false
         /// Whether the thread waits on `park`, or is about to: only then does a change signal it.
         var isParked = false
+        /// Whether the watch, no longer needed, still owes a catch-up that takes in a commit from
+        /// elsewhere: announced, its change reaches a tracker installed after the read that ended
+        /// the watch (see ``StoreState/track(_:)``). Owed even if the thread has not yet begun.
+        var owesCatchUp = false
         var isClosed = false
 
         var isNeeded: Bool { observerCount > 0 || hasTrackedKeys }
+        var watches: Bool { isNeeded || owesCatchUp }
     }
 
     private let state = Locked(State())
@@ -106,8 +111,15 @@ final class CommitWatcher: Sendable {
     /// Changes what needs watching; makes the thread, or wakes it from its park, when something does.
     private func update(_ change: (inout State) -> Void) {
         let (needsThread, wakesThread) = state.withLock { state in
+            let wasNeeded = state.isNeeded
             change(&state)
-            guard state.isNeeded else { return (false, false) }
+            guard state.isNeeded else {
+                if wasNeeded {
+                    state.owesCatchUp = true
+                }
+                return (false, false)
+            }
+            state.owesCatchUp = false
             let needsThread = !state.hasThread
             let wakesThread = state.isParked
             state.hasThread = true
@@ -138,13 +150,18 @@ final class CommitWatcher: Sendable {
         var isWatching = false
         var seen: UInt64 = 0
         while true {
-            let (isClosed, isNeeded, handler) = state.withLock { state in
-                let parks = !state.isClosed && (state.onCommit == nil || !state.isNeeded && !isWatching)
+            let (isClosed, watches, handler) = state.withLock { state in
+                let parks = !state.isClosed && (state.onCommit == nil || !state.watches)
                 state.isParked = parks
-                return (state.isClosed, state.isNeeded, state.onCommit)
+                return (state.isClosed, state.watches, state.onCommit)
             }
             guard !isClosed else { break }
-            guard let onCommit = handler, isNeeded || isWatching else {
+            guard let onCommit = handler, watches else {
+                if isWatching {
+                    lockFile.endWatching()
+                    isWatching = false
+                    state.withLock { $0.isWatching = false }
+                }
                 park.wait()
                 continue
             }
@@ -165,13 +182,14 @@ final class CommitWatcher: Sendable {
             let isStillNeeded = state.withLock { $0.isNeeded }
             let caughtUp = onCommit()
             // The watch stopped before this catch-up, and it took in a commit from elsewhere (this
-            // store's own wake it too, when other processes sleep). Announced, that change reaches a
-            // tracker installed after the read that ended the watch (see `StoreState.track`). It
-            // was the last.
+            // store's own wake it too, when other processes sleep): the catch-up it owed. The next
+            // turn parks, unless something needs the watch again meanwhile.
             if !isStillNeeded && caughtUp {
-                lockFile.endWatching()
-                isWatching = false
-                state.withLock { $0.isWatching = false }
+                state.withLock { state in
+                    if !state.isNeeded {
+                        state.owesCatchUp = false
+                    }
+                }
             }
         }
         if isWatching {
