@@ -30,8 +30,10 @@ final class CommitWatcher: Sendable {
         /// Whether the thread waits on `park`, or is about to: only then does a change signal it.
         var isParked = false
         /// Whether the watch, no longer needed, still owes a catch-up that takes in a commit from
-        /// elsewhere: announced, its change reaches a tracker installed after the read that ended
-        /// the watch (see ``StoreState/track(_:)``). Owed even if the thread has not yet begun.
+        /// elsewhere.
+        ///
+        /// Announced, that commit's change reaches a tracker installed after the read that ended the
+        /// watch (see ``StoreState/track(_:)``). Owed even if the thread has not yet begun.
         var owesCatchUp = false
         var isClosed = false
 
