@@ -151,6 +151,17 @@ final class CommitWatcher: Sendable {
         state.withLock { $0.thread = ObjectIdentifier(Thread.current) }
         var isWatching = false
         var seen: UInt64 = 0
+        /// Begins or ends watching, and says so to the watcher's state.
+        func setWatching(_ watching: Bool) {
+            guard watching != isWatching else { return }
+            if watching {
+                lockFile.beginWatching()
+            } else {
+                lockFile.endWatching()
+            }
+            isWatching = watching
+            state.withLock { $0.isWatching = watching }
+        }
         while true {
             let (isClosed, watches, handler) = state.withLock { state in
                 let parks = !state.isClosed && (state.onCommit == nil || !state.watches)
@@ -159,20 +170,14 @@ final class CommitWatcher: Sendable {
             }
             guard !isClosed else { break }
             guard let onCommit = handler, watches else {
-                if isWatching {
-                    lockFile.endWatching()
-                    isWatching = false
-                    state.withLock { $0.isWatching = false }
-                }
+                setWatching(false)
                 park.wait()
                 continue
             }
             guard isWatching else {
                 // Ready to be woken before the count is read; then a catch-up takes in what was
                 // committed before, which woke nobody.
-                lockFile.beginWatching()
-                isWatching = true
-                state.withLock { $0.isWatching = true }
+                setWatching(true)
                 seen = lockFile.commitCount
                 _ = onCommit()
                 continue
@@ -194,9 +199,6 @@ final class CommitWatcher: Sendable {
                 }
             }
         }
-        if isWatching {
-            lockFile.endWatching()
-            state.withLock { $0.isWatching = false }
-        }
+        setWatching(false)
     }
 }
