@@ -160,6 +160,33 @@ struct OverrideLayerTests {
         #expect(errors.first?.description.contains("does not read as Int") == true)
     }
 
+    @Test("A managed setting beats launch arguments and the environment, even one that does not read")
+    func managedBeatsEveryLayer() throws {
+        let folder = try TemporaryDirectory()
+        let settings = folder.url.appendingPathComponent("managed.json")
+        try Data(#"{"count": 200, "title": 5}"#.utf8).write(to: settings)
+        try PreferencesStore(fileURL: folder.storeURL).setValue("stored", for: .title)
+        let store = try PreferencesStore(
+            fileURL: folder.storeURL,
+            overrides: [
+                .launchArguments(["-count", "7", "-title", "argument", "-flag", "YES"]),
+                .environment(prefix: "APP_", variables: ["APP_count": "8", "APP_title": "environment"]),
+                .managed(fileURL: settings),
+            ])
+        #expect(store[.count] == 200)
+        #expect(store.source(of: .count) == .managed)
+        #expect(try store.value(for: .count) == 200)
+        // The managed title does not read as a String: the key keeps its stored value, and no
+        // launch argument or environment variable stands in for the administrator.
+        #expect(store[.title] == "stored")
+        #expect(store.source(of: .title) == .stored)
+        #expect(store.isForced(.title))
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.typeMismatch])
+        // A key the administrator does not manage still takes its launch argument.
+        #expect(store[.flag] == true)
+        #expect(store.source(of: .flag) == .launchArgument)
+    }
+
     @Test("An administrator's edit reaches the store's readers and observers while it is open")
     func managedEdit() async throws {
         let folder = try TemporaryDirectory()
@@ -355,11 +382,13 @@ struct OverrideLayerTests {
                 "XDG_CONFIG_DIRS": folder.url.appendingPathComponent("missing").path + ":"
                     + folder.url.appendingPathComponent("xdg").path,
                 "HARNESS_title": "from the environment", "HARNESS_flag": "YES",
+                "HARNESS_com.vendor.sdk:flag": "NO",
             ])
         #expect(run.status == 0, "\(run.errors)")
+        // The administrator's count and flag beat the launch argument and the environment.
         #expect(
             run.output.split(separator: "\n") == [
-                "count=6 (launch argument)", "flag=false (launch argument)",
+                "count=50 (managed setting)", "flag=false (launch argument)",
                 "title=from the environment (environment variable)", "vendor=true (managed setting)",
                 "write: valueForced",
             ])

@@ -23,6 +23,10 @@ struct NamedOverride: Sendable, Equatable {
 /// Replaced, never changed, when a layer changes, so a slot holding it needs no other invalidation.
 final class OverrideEntry: Sendable {
     let values: [OverrideValue]
+    /// The values a read may take: only the managed ones when the key is forced, so that a launch
+    /// argument or environment variable never stands in for an administrator's value, even one
+    /// that does not read.
+    private let candidates: [OverrideValue]
 
     private struct Reading {
         var type: ObjectIdentifier
@@ -36,6 +40,8 @@ final class OverrideEntry: Sendable {
 
     init(values: [OverrideValue]) {
         self.values = values
+        let managed = values.filter { $0.source == .managed }
+        candidates = managed.isEmpty ? values : managed
     }
 
     /// The managed setting for the key, if there is one: the key is then forced, and the app may
@@ -47,6 +53,9 @@ final class OverrideEntry: Sendable {
     }
 
     /// The topmost value that reads as the key's type, and its layer; `nil` if none does.
+    ///
+    /// For a forced key, only the managed settings are read: when none reads, the key keeps its
+    /// stored value or default.
     ///
     /// - Parameters:
     ///   - codec: The key's codec.
@@ -63,7 +72,7 @@ final class OverrideEntry: Sendable {
         }
         var failures: [(OverrideValue, String)] = []
         var found: (value: Value, source: PreferenceSource)?
-        search: for candidate in values {
+        search: for candidate in candidates {
             var reason = ""
             for reading in candidate.readings {
                 do throws(DecodeFailure) {

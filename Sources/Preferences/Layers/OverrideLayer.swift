@@ -13,10 +13,11 @@ public import Foundation
 /// )
 /// ```
 ///
-/// Whatever order you list them in, a store reads launch arguments first, then environment
-/// variables, then managed settings, then the stored value, then the key's default. A value that
-/// does not read as the key's type is reported through ``PreferencesStore/errors`` and skipped,
-/// never coerced. See <doc:DefaultsOverridesAndManagedSettings>.
+/// Whatever order you list them in, a store reads managed settings first, then launch arguments,
+/// then environment variables, then the stored value, then the key's default: a managed setting
+/// is forced, so nothing else overrides it. A value that does not read as the key's type is
+/// reported through ``PreferencesStore/errors`` and skipped, never coerced.
+/// See <doc:DefaultsOverridesAndManagedSettings>.
 public struct OverrideLayer: Sendable {
     enum Kind: Sendable {
         case launchArguments([String])

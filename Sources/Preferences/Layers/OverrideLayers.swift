@@ -26,6 +26,9 @@ final class OverrideLayers: Sendable {
     }
 
     /// Every layer's values, top first, with the managed settings read again, and their problems.
+    ///
+    /// Managed settings come first: forced means forced, so no launch argument or environment
+    /// variable may stand above an administrator's value.
     func read() -> (values: [NamedOverride], problems: [PreferencesError]) {
         guard let managedLocation else { return (fixed, []) }
         let reading = ManagedSettings.read(managedLocation)
@@ -37,7 +40,7 @@ final class OverrideLayers: Sendable {
                 return last[source.name] ?? []
             }
         }
-        return (fixed + managed, reading.problems)
+        return (managed + fixed, reading.problems)
     }
 
     /// Watches the managed settings; `nil` when the store reads none.
