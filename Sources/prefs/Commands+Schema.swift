@@ -14,18 +14,7 @@ extension Commands {
         case "json":
             output.raw(Output.jsonText(declarations.map(Self.schemaObject)))
         case "plist":
-            var skeleton: [String: Any] = [:]
-            for declaration in declarations {
-                let key = Self.storedKey(of: declaration)
-                // Managed settings name app and global keys plainly, as launch arguments do.
-                let name = key.namespace == .app || key.namespace == .global ? key.name : key.description
-                skeleton[name] = Self.skeletonValue(for: declaration)
-            }
-            guard let data = try? PropertyListSerialization.data(fromPropertyList: skeleton, format: .xml, options: 0)
-            else {
-                throw ToolError(.storeFailed, "the schema cannot be written as a property list.")
-            }
-            output.raw(String(decoding: data, as: UTF8.self))
+            output.raw(try Self.managedSkeleton(of: declarations))
         case let other:
             throw ToolError(.usage, "unknown format '\(other)': use json or plist.")
         }
@@ -46,10 +35,12 @@ extension Commands {
         store.declaredKeys().first { storedKey(of: $0) == key }
     }
 
-    /// The `--type` names of the kinds a declaration reads.
+    /// The `--type` names of the kinds a declaration reads, the one it stores first: a `Codable`
+    /// key stores JSON, though it also reads data.
     static func typeNames(of declaration: KeyDeclaration) -> [String] {
         var names: [String] = []
-        for kind in declaration.kinds {
+        let kinds = declaration.kinds.contains(.encoded) ? [.encoded] + declaration.kinds : declaration.kinds
+        for kind in kinds {
             let name = ValueText.typeName(of: kind.sample)
             if !names.contains(name) {
                 names.append(name)
@@ -74,26 +65,50 @@ extension Commands {
         return object
     }
 
-    /// The default as a property list holds it, or an empty value of the key's first kind.
-    private static func skeletonValue(for declaration: KeyDeclaration) -> Any {
-        if let value = declaration.defaultValue {
-            if case .encoded(let json) = value,
-                let object = try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
-            {
-                return object
+    /// A property list of the managed settings an administrator can fill in: each key with a fixed
+    /// default, holding it, and a comment naming the keys left out because no default could stand
+    /// for them. Every key left in the file is forced, so the skeleton never invents a value.
+    private static func managedSkeleton(of declarations: [KeyDeclaration]) throws(ToolError) -> String {
+        var skeleton: [String: Any] = [:]
+        var leftOut: [String] = []
+        for declaration in declarations {
+            let key = storedKey(of: declaration)
+            // Managed settings name app and global keys plainly, as launch arguments do.
+            let name = key.namespace == .app || key.namespace == .global ? key.name : key.description
+            if !declaration.computesDefault, let value = declaration.defaultValue {
+                skeleton[name] = propertyListObject(for: value)
+            } else {
+                leftOut.append("\(name) (\(declaration.typeName))")
             }
-            return PropertyListValue.object(for: value, envelopes: false)
         }
-        // A `Codable` value reads data too, but an administrator writes it as a dictionary.
-        switch declaration.kinds.contains(.encoded) ? .encoded : declaration.kinds.first {
-        case .bool: return false
-        case .signed, .unsigned: return 0
-        case .double, .float: return 0.0
-        case .data: return Data()
-        case .date: return Date(timeIntervalSinceReferenceDate: 0)
-        case .array: return [Any]()
-        case .dictionary, .encoded: return [String: Any]()
-        case .string, .url, nil: return ""
+        guard let data = try? PropertyListSerialization.data(fromPropertyList: skeleton, format: .xml, options: 0)
+        else {
+            throw ToolError(.storeFailed, "the schema cannot be written as a property list.")
         }
+        var comment = [
+            "Every key left in this file is forced: the app cannot change it.",
+            "Delete the keys you do not mean to manage.",
+        ]
+        if !leftOut.isEmpty {
+            comment.append("Left out, having no fixed default: " + leftOut.joined(separator: ", ") + ".")
+        }
+        // XML comments may not hold "--".
+        let commentText = comment.map { "<!-- " + $0.replacingOccurrences(of: "--", with: "- -") + " -->" }
+        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
+        let root = lines.firstIndex { $0.hasPrefix("<plist") }.map { $0 + 1 } ?? 0
+        lines.insert(contentsOf: commentText, at: root)
+        return lines.joined(separator: "\n")
+    }
+
+    /// A default as a property list holds it: a `Codable` value as the dictionary or array an
+    /// administrator writes, not as data.
+    private static func propertyListObject(for value: StoredValue) -> Any {
+        if case .encoded(let json) = value,
+            let object = try? JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
+        {
+            return object
+        }
+        return PropertyListValue.object(for: value, envelopes: false)
     }
 }

@@ -68,7 +68,7 @@ struct Commands {
         let type = invocation.type ?? existing.map(ValueText.typeName) ?? declaredTypes.first ?? "string"
         let value: StoredValue
         do throws(ValueText.Failure) {
-            value = try ValueText.parse(text, as: type)
+            value = try ValueText.parse(text, as: type, like: existing ?? declaration?.defaultValue)
         } catch {
             guard invocation.type == nil, existing != nil else { throw ToolError(.usage, error.message) }
             throw ToolError(

@@ -38,23 +38,27 @@ enum Help {
         usage: prefs read STORE [KEY] [--json]
 
         Prints every entry as key, type and value, or the value of KEY alone. Keys the app declared (with
-        PreferencesStore.register) that hold no value are shown with their default. Exits 1 if KEY has no value
-        and no default.
+        PreferencesStore.register) that hold no value are shown with their default; those whose default is
+        computed, or nil, have none to show and are left out. Exits 1 if KEY has no value and no default.
         """,
         "write": """
-        usage: prefs write STORE KEY VALUE [--type bool|int|double|string|date|data|url|json] [--force] [--json]
+        usage: prefs write STORE KEY VALUE [--type bool|int|double|string|date|data|url|array|dictionary|json]
+                           [--force] [--json]
 
-        Writes VALUE, read as --type: the existing entry's type if none is given, or string for a new entry.
-        date is ISO 8601, data base64, json any JSON text (stored as a Codable value). Writing another type
+        Writes VALUE, in the text 'prefs read' prints, read as --type: the existing entry's type if none is
+        given, the declared type for a declared key with no entry, or string for a new entry. date is ISO 8601,
+        data base64, array and dictionary JSON (each item read as the entry's items are stored: a date from
+        ISO 8601 text, data from base64), json any JSON text (stored as a Codable value). Writing another type
         over an entry, or a type the app's declared key does not read, is refused (exit 4) unless --force.
-        For a declared key with no entry, --type defaults to the declared type.
         """,
         "schema": """
         usage: prefs schema STORE [--format json|plist]
 
         Prints the keys the app declared with PreferencesStore.register: as JSON (key, Swift type, the --type
         names it reads, default, summary), or as a property-list skeleton of an Apple managed app configuration,
-        each key with its default, for an administrator to fill in. On Linux, the same dictionary saved as
+        each key with a fixed default holding it, for an administrator to fill in. Keys with a computed default
+        or none are left out, named in a comment. Every key left in the file is forced: the app cannot change
+        it, so delete the keys you do not mean to manage. On Linux, the same dictionary saved as
         $XDG_CONFIG_DIRS/<program>/preferences.plist is read as managed settings. Exits 1 if none was declared.
         """,
         "delete": "usage: prefs delete STORE KEY [--json]\n\nRemoves the entry. Exits 1 if there is none.",

@@ -15,7 +15,8 @@ struct PrefsSchemaTests {
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)
         store.register(
-            PreferenceKey<Int>("count", default: 7).described("How many times it ran."), .theme, .vendorFlag, .pet)
+            PreferenceKey<Int>("count", default: 7).described("How many times it ran."), .theme, .vendorFlag, .pet,
+            PreferenceKey<Date>("firstSeen") { .now })
         store[.title] = "stored"
         store[.theme] = .dark
         return directory
@@ -53,6 +54,20 @@ struct PrefsSchemaTests {
         #expect(notInt.status == 2)
     }
 
+    @Test func writeReadsCollectionsAndCodableValuesOfDeclaredKeysWithNoEntry() throws {
+        let directory = try TemporaryDirectory()
+        let tags = PreferenceKey<[String]>("tags", default: [])
+        try PreferencesStore(fileURL: directory.storeURL).register(tags, .pet)
+        let array = try prefs(["write", directory.storeURL.path, "app:tags", #"["x","y"]"#])
+        #expect(array.status == 0, "\(array.errors)")
+        // A Codable key is written as the JSON it is stored as, not as base64.
+        let codable = try prefs(["write", directory.storeURL.path, "app:pet", #"{"name":"Rex","age":3}"#])
+        #expect(codable.status == 0, "\(codable.errors)")
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[tags] == ["x", "y"])
+        #expect(store[.pet] == Pet(name: "Rex", age: 3))
+    }
+
     @Test func schemaPrintsJSONAndAManagedConfigurationSkeleton() throws {
         let directory = try declaredStore()
         let json = try prefs(["schema", directory.storeURL.path])
@@ -60,7 +75,9 @@ struct PrefsSchemaTests {
         let entries = try #require(
             try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
         #expect(
-            entries.compactMap { $0["key"] as? String } == ["app:count", "app:pet", "app:theme", "com.vendor.sdk:flag"])
+            entries.compactMap { $0["key"] as? String } == [
+                "app:count", "app:firstSeen", "app:pet", "app:theme", "com.vendor.sdk:flag",
+            ])
         #expect(entries[0]["type"] as? String == "Int")
         #expect(entries[0]["reads"] as? [String] == ["int"])
         #expect(entries[0]["summary"] as? String == "How many times it ran.")
@@ -73,7 +90,13 @@ struct PrefsSchemaTests {
         #expect(skeleton["count"] as? Int == 7)
         #expect(skeleton["theme"] as? String == "system")
         #expect(skeleton["com.vendor.sdk:flag"] as? Bool == false)
-        #expect(skeleton["pet"] is [String: Any])
+        // No value can stand for a key with no fixed default, and each key in the file is forced,
+        // so those keys are left out and named in a comment.
+        #expect(skeleton["pet"] == nil)
+        #expect(skeleton["firstSeen"] == nil)
+        #expect(skeleton.count == 3)
+        #expect(plist.output.contains("<!-- Every key left in this file is forced"))
+        #expect(plist.output.contains("Left out, having no fixed default: firstSeen (Date), pet (Optional<Pet>)."))
 
         // The skeleton, saved as managed settings, reads back as each key's type.
         let settings = directory.url.appendingPathComponent("managed.plist")

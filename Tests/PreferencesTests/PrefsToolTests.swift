@@ -126,6 +126,43 @@ struct PrefsToolTests {
         #expect(store.storedValue(at: StoredKey("value")) == expected)
     }
 
+    @Test func whatReadPrintsWritesBackUnchangedCollectionsAndCodableValuesIncluded() throws {
+        let directory = try TemporaryDirectory()
+        let entries: [(StoredKey, StoredValue)] = [
+            (StoredKey("tags"), .array([.string("x"), .string("y")])),
+            (StoredKey("visits"), .array([.date(785_000_000.5), .date(12.25)])),
+            (StoredKey("weights"), .array([.double(1), .double(-0.0), .double(2.5)])),
+            (StoredKey("sizes"), .dictionary(["a": .signed(1), "b": .signed(-2)])),
+            (StoredKey("blobs"), .dictionary(["k": .data(Data([0, 255]))])),
+            (StoredKey("pet"), .encoded(Data(#"{"age":3,"name":"Rex"}"#.utf8))),
+        ]
+        try PreferencesStore(fileURL: directory.storeURL).writeStoredValues(entries.map { ($0.0, $0.1) })
+        for (key, value) in entries {
+            let read = try prefs(["read", directory.storeURL.path, "\(key)"])
+            #expect(read.status == 0, "\(read.errors)")
+            let text = String(read.output.dropLast())
+            let written = try prefs(["write", directory.storeURL.path, "\(key)", text])
+            #expect(written.status == 0, "\(key): \(written.errors)")
+            #expect(try PreferencesStore(fileURL: directory.storeURL).storedValue(at: key) == value, "\(key)")
+        }
+        // JSON of another shape, and a null item, are refused with what was expected.
+        let object = try prefs(["write", directory.storeURL.path, "app:tags", #"{"x":1}"#])
+        #expect(object.status == 2)
+        #expect(object.errors.contains("is not a JSON array"))
+        let null = try prefs(["write", directory.storeURL.path, "app:tags", #"["x",null]"#])
+        #expect(null.status == 2)
+        #expect(null.errors.contains("null cannot be stored"))
+        let notDate = try prefs(["write", directory.storeURL.path, "app:visits", #"["soon"]"#])
+        #expect(notDate.status == 2)
+        #expect(notDate.errors.contains("'soon' is not an ISO 8601 date"))
+        // A new entry given --type array reads items as JSON names them.
+        let fresh = try prefs(["write", directory.storeURL.path, "app:mixed", #"[true,1,1.5,"s"]"#, "--type", "array"])
+        #expect(fresh.status == 0, "\(fresh.errors)")
+        #expect(
+            try PreferencesStore(fileURL: directory.storeURL).storedValue(at: StoredKey("mixed"))
+                == .array([.bool(true), .signed(1), .double(1.5), .string("s")]))
+    }
+
     @Test func aWriteThatWouldChangeATypeIsRefusedUnlessForced() throws {
         let directory = try sampleStore()
         let refused = try prefs(["write", directory.storeURL.path, "app:count", "many", "--type", "string"])

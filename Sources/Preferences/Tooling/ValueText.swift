@@ -29,10 +29,22 @@ package enum ValueText {
         (["array", "int"].contains(type) ? "an " : "a ") + type
     }
 
-    package static let writableTypes = ["bool", "int", "double", "string", "date", "data", "url", "json"]
+    package static let writableTypes = [
+        "bool", "int", "double", "string", "date", "data", "url", "array", "dictionary", "json",
+    ]
 
-    /// Parses a command-line value as a type.
-    package static func parse(_ text: String, as type: String) throws(Failure) -> StoredValue {
+    /// Parses a command-line value as a type, in the text `prefs read` prints for one.
+    ///
+    /// - Parameters:
+    ///   - text: The value's text.
+    ///   - type: One of ``writableTypes``.
+    ///   - template: For an array or dictionary, a value whose items show what each item is stored
+    ///     as (see ``parseCollection(_:as:like:)``).
+    /// - Returns: The value.
+    /// - Throws: A ``Failure`` naming the text and what was expected.
+    package static func parse(
+        _ text: String, as type: String, like template: StoredValue? = nil
+    ) throws(Failure) -> StoredValue {
         func invalid(_ expectation: String) -> Failure {
             Failure(message: "'\(text)' is not \(expectation).")
         }
@@ -63,6 +75,8 @@ package enum ValueText {
         case "url":
             guard let url = URL(string: text), url.scheme != nil else { throw invalid("an absolute URL") }
             return .url(url.absoluteString)
+        case "array", "dictionary":
+            return try parseCollection(text, as: type, like: template)
         case "json":
             guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {
                 throw invalid("JSON")
