@@ -18,6 +18,12 @@ extension Commands {
         case "plist":
             var dictionary: [String: Any] = [:]
             for (key, value) in entries {
+                if !Self.propertyListsKeepNegativeZero, value.holdsNegativeZero {
+                    throw ToolError(
+                        .refused,
+                        "'\(key)' holds -0.0, which this platform's Foundation writes in a property list as 0.0. "
+                            + "Nothing was written; use --format json, which keeps every bit.")
+                }
                 let name = key.namespace == .global ? key.name : key.description
                 // As a person reading a property list expects: its own dates and numbers.
                 dictionary[name] = PropertyListValue.object(for: value, envelopes: false)
@@ -32,6 +38,15 @@ extension Commands {
         }
         return .success
     }
+
+    /// Whether Foundation's property-list writer keeps the sign of `-0.0`: found by trying, since
+    /// Foundation on Linux drops it.
+    static let propertyListsKeepNegativeZero: Bool = {
+        guard let data = try? PropertyListSerialization.data(fromPropertyList: [-0.0], format: .xml, options: 0),
+            let read = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [Double]
+        else { return false }
+        return read.first?.sign == .minus
+    }()
 
     /// Reads a file that `export` wrote, or a property list as `UserDefaults` writes it, and writes
     /// every entry in one commit: all of them, or, if any does not read, none.
@@ -94,5 +109,18 @@ extension Commands {
             }
         }
         withExtendedLifetime(observation) { dispatchMain() }
+    }
+}
+
+extension StoredValue {
+    /// Whether the value is `-0.0`, or an array or dictionary holding one.
+    fileprivate var holdsNegativeZero: Bool {
+        switch self {
+        case .double(let number): number == 0 && number.sign == .minus
+        case .float(let number): number == 0 && number.sign == .minus
+        case .array(let items): items.contains { $0.holdsNegativeZero }
+        case .dictionary(let items): items.values.contains { $0.holdsNegativeZero }
+        default: false
+        }
     }
 }

@@ -67,7 +67,8 @@ enum Help {
         usage: prefs export STORE [--format json|plist]
 
         Prints every entry: as JSON with types, which 'prefs import' reads back exactly, or as a property list
-        named as a UserDefaults suite names them (plain names for the global namespace).
+        named as a UserDefaults suite names them (plain names for the global namespace). A property list holds
+        dates to the second; where Foundation would write -0.0 as 0.0, a plist export of -0.0 is refused (exit 4).
         """,
         "import": """
         usage: prefs import STORE FILE [--json]

@@ -32,8 +32,9 @@ struct Output {
             raw(ValueText.text(entry.value))
         } else {
             let width = entries.map { $0.key.description.count }.max() ?? 0
+            let typeWidth = entries.map { ValueText.typeName(of: $0.value).count }.max() ?? 0
             for (key, value) in entries {
-                let type = ValueText.typeName(of: value).padding(toLength: 10, withPad: " ", startingAt: 0)
+                let type = ValueText.typeName(of: value).padding(toLength: typeWidth + 2, withPad: " ", startingAt: 0)
                 raw(
                     key.description.padding(toLength: width + 2, withPad: " ", startingAt: 0) + type
                         + ValueText.text(value) + (defaults.contains(key) ? "  (default, not stored)" : ""))

@@ -131,8 +131,12 @@ struct DeclaredKeysTests {
             try store.import(wrong)
             Issue.record("import must refuse a string for an Int key")
         } catch let error as PreferencesError {
-            #expect(error.code == .typeMismatch)
+            #expect(error.code == .importFailed)
             #expect(error.key == StoredKey("count"))
+            #expect(
+                error.description
+                    == "Could not import key 'app:count': the entry holds a String, which does not read as its "
+                    + "declared type, Int. Nothing was imported.")
         }
         #expect(!store.contains(.flag))
         #expect(throws: PreferencesError.self) { try store.import(Data("{}".utf8)) }

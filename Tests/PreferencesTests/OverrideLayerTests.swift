@@ -82,6 +82,14 @@ struct OverrideLayerTests {
         #expect(store[.pet] == Pet(name: "Rex", age: 3))
     }
 
+    @Test("Launch arguments pair from the start: a flag with no value takes the next name as its value")
+    func argumentsPairFromTheStart() {
+        let store = PreferencesStore.inMemory(overrides: [.launchArguments(["-title", "-count", "5", "-flag", "YES"])])
+        #expect(store[.title] == "-count")
+        #expect(store.source(of: .count) == .default)
+        #expect(store[.flag] == true)
+    }
+
     @Test("Environment variables with the prefix override what is stored; launch arguments beat them")
     func environment() throws {
         let store = PreferencesStore.inMemory(
@@ -135,6 +143,7 @@ struct OverrideLayerTests {
             #expect(error.code == .migrationFailed)
             #expect(error.key == StoredKey("count"))
             #expect(error.description.contains("forced"))
+            #expect(error.description.contains("Nothing was written. It changed nothing"), "\(error)")
         }
         // The transaction wrote nothing, not even its unforced key.
         #expect(store[.flag] == true)
@@ -218,8 +227,28 @@ struct OverrideLayerTests {
         try Data(#"{"count": 31}"#.utf8).write(to: settings, options: .atomic)
         try await waitUntil { received.withLock { $0.last } == 31 }
         try Data("not json".utf8).write(to: settings, options: .atomic)
-        try await waitUntil { store.errorChannel.takeBacklog().contains { $0.code == .fileOperationFailed } }
+        let reported = Locked<[PreferencesError]>([])
+        try await waitUntil {
+            reported.withLock { $0 += store.errorChannel.takeBacklog() }
+            return reported.withLock { $0.contains { $0.code == .fileOperationFailed } }
+        }
         #expect(store[.count] == 31)
+        let report = try #require(reported.withLock { $0.first { $0.code == .fileOperationFailed } })
+        #expect(report.description.contains("it is not a JSON object"))
+        #expect(report.description.contains("The settings it held when it last read still apply."))
+    }
+
+    @Test("A managed file that never read is reported as holding no settings that apply")
+    func managedFileUnreadableAtOpen() throws {
+        let folder = try TemporaryDirectory()
+        let settings = folder.url.appendingPathComponent("preferences.json")
+        try Data("not json".utf8).write(to: settings)
+        let store = PreferencesStore.inMemory(overrides: [.managed(fileURL: settings)])
+        #expect(!store.isForced(.count))
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.fileOperationFailed])
+        #expect(reported.first?.description.contains("None of its settings apply until it reads.") == true)
+        #expect(reported.first?.description.contains("still apply") == false)
     }
 
     #if canImport(Observation)

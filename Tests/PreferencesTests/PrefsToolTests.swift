@@ -45,8 +45,32 @@ struct PrefsToolTests {
         return directory
     }
 
+    @Test func aPlistExportKeepsTheSignOfNegativeZeroOrRefusesIt() throws {
+        let directory = try delicateStore()
+        let exported = try prefs(["export", directory.storeURL.path, "--format", "plist"])
+        let probe = try PropertyListSerialization.data(fromPropertyList: [-0.0], format: .xml, options: 0)
+        if (try PropertyListSerialization.propertyList(from: probe, format: nil) as? [Double])?.first?.sign == .minus {
+            #expect(exported.status == 0, "\(exported.errors)")
+            let plist = try PropertyListSerialization.propertyList(from: Data(exported.output.utf8), format: nil)
+            #expect(((plist as? [String: Any])?["app:negativeZero"] as? Double)?.sign == .minus)
+        } else {
+            #expect(exported.status == 4)
+            #expect(exported.output.isEmpty)
+            #expect(exported.errors.contains("holds -0.0"))
+            #expect(exported.errors.contains("--format json"))
+        }
+    }
+
     @Test func aPlistExportHoldsRealDatesAndNumbers() throws {
         let directory = try delicateStore()
+        // Without -0.0, which the test above covers.
+        try PreferencesStore(fileURL: directory.storeURL).writeStoredValues([
+            (StoredKey("negativeZero"), nil),
+            (
+                StoredKey("nested"),
+                .dictionary(["at": .date(12.25), "bytes": .data(Data([0, 1, 255])), "zero": .double(0)])
+            ),
+        ])
         let exported = try prefs(["export", directory.storeURL.path, "--format", "plist"])
         #expect(exported.status == 0, "\(exported.errors)")
         let plist = try #require(
@@ -80,6 +104,11 @@ struct PrefsToolTests {
         #expect(all.output.contains("global:flag"))
         #expect(all.output.contains("https://example.com/a?b=1#c"))
         #expect(all.output.contains(#"{"age":3,"name":"Rex"}"#))
+        // The type column is as wide as its longest name, so no value runs into its type.
+        #expect(try prefs(["write", directory.storeURL.path, "app:sizes", #"{"x":1}"#, "--type", "dictionary"]).status == 0)
+        let lines = try prefs(["read", directory.storeURL.path]).output.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("app:sizes") && $0.hasSuffix(#"dictionary  {"x":1}"#) }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("app:count ") && $0.hasSuffix("int         3") }, "\(lines)")
         #expect(try prefs(["read", directory.storeURL.path, "app:title"]).output == "Hello\n")
         #expect(try prefs(["read", directory.storeURL.path, "title"]).output == "Hello\n")
         let missing = try prefs(["read", directory.storeURL.path, "app:nothing"])

@@ -73,10 +73,16 @@ struct ImportFromUserDefaultsTests {
         #expect(!store.contains(.flag), "2 is no Bool")
         let result = try #require(applied.first?.result.description)
         #expect(result.contains("imported 1 of 3 keys"))
-        #expect(result.contains("'count': a String is stored, but the key's type is Int"))
+        #expect(result.contains("'count' holds a String, which does not read as Int"))
+        // Each report says what the ledger says: applied, with the value left out.
         let reported = store.errorChannel.takeBacklog()
-        #expect(reported.map(\.code) == [.migrationFailed, .migrationFailed])
+        #expect(reported.map(\.code) == [.typeMismatch, .typeMismatch])
         #expect(Set(reported.compactMap(\.key)) == [StoredKey("count"), StoredKey("flag")])
+        #expect(store.appliedMigrations.count == 1)
+        for report in reported {
+            #expect(report.description.contains("was recorded as applied"), "\(report)")
+            #expect(!report.description.contains("runs again"), "\(report)")
+        }
     }
 
     @Test func aValueThatDoesNotFitFailsTheImportWhenAsked() throws {

@@ -26,12 +26,14 @@ enum ManagedSettings {
     /// The key under which mobile device management delivers an app's managed configuration.
     static let appleConfigurationKey = "com.apple.configuration.managed"
 
-    /// What reading the settings found, source by source, the most important first.
-    struct Reading {
-        /// Each file's or dictionary's settings; `nil` for a file that did not read, whose settings
-        /// from the last reading stand until it reads again.
-        var sources: [(name: String, settings: [NamedOverride]?)]
-        var problems: [PreferencesError]
+    /// What reading one file or dictionary found.
+    struct Source {
+        /// The file's path, or the dictionary's key.
+        var name: String
+        /// Its settings; `nil` when it did not read.
+        var settings: [NamedOverride]?
+        /// Why it did not read, for a message: "it is not a JSON object".
+        var failure: String?
     }
 
     /// `preferences.json` and `preferences.plist` in this program's folder under each folder of
@@ -49,8 +51,8 @@ enum ManagedSettings {
         }
     }
 
-    /// Reads every setting at a location, the most important first.
-    static func read(_ location: Location) -> Reading {
+    /// Reads every setting at a location, source by source, the most important first.
+    static func read(_ location: Location) -> [Source] {
         switch location.resolved {
         case .standard:
             preconditionFailure("resolved locations are never .standard")
@@ -58,32 +60,34 @@ enum ManagedSettings {
             let defaults = suiteName.flatMap(UserDefaults.init(suiteName:)) ?? .standard
             let dictionary = defaults.dictionary(forKey: appleConfigurationKey) ?? [:]
             let settings = settings(in: dictionary, origin: "managed app configuration")
-            return Reading(sources: [(appleConfigurationKey, settings)], problems: [])
+            return [Source(name: appleConfigurationKey, settings: settings)]
         case .files(let urls):
-            var reading = Reading(sources: [], problems: [])
-            for url in urls {
-                do throws(PreferencesError) {
+            return urls.map { url in
+                do throws(Unreadable) {
                     let dictionary = try dictionary(in: url) ?? [:]
-                    reading.sources.append(
-                        (url.path, settings(in: dictionary, origin: "managed settings file '\(url.path)'")))
+                    return Source(
+                        name: url.path, settings: settings(in: dictionary, origin: "managed settings file '\(url.path)'"))
                 } catch {
-                    reading.problems.append(error)
-                    reading.sources.append((url.path, nil))
+                    return Source(name: url.path, failure: error.reason)
                 }
             }
-            return reading
         }
     }
 
+    /// Why a file does not read.
+    private struct Unreadable: Error {
+        var reason: String
+    }
+
     /// The settings of a file; `nil` if there is no file.
-    private static func dictionary(in url: URL) throws(PreferencesError) -> [String: Any]? {
+    private static func dictionary(in url: URL) throws(Unreadable) -> [String: Any]? {
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch CocoaError.fileReadNoSuchFile {
             return nil
         } catch {
-            throw PreferencesError(.unreadableSettings(path: url.path, reason: describe(error)))
+            throw Unreadable(reason: describe(error))
         }
         let object: Any?
         if url.pathExtension == "json" {
@@ -93,7 +97,7 @@ enum ManagedSettings {
         }
         guard let dictionary = object as? [String: Any] else {
             let format = url.pathExtension == "json" ? "a JSON object" : "a property-list dictionary"
-            throw PreferencesError(.unreadableSettings(path: url.path, reason: "it is not \(format)"))
+            throw Unreadable(reason: "it is not \(format)")
         }
         return dictionary
     }

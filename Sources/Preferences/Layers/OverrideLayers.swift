@@ -31,16 +31,23 @@ final class OverrideLayers: Sendable {
     /// variable may stand above an administrator's value.
     func read() -> (values: [NamedOverride], problems: [PreferencesError]) {
         guard let managedLocation else { return (fixed, []) }
-        let reading = ManagedSettings.read(managedLocation)
+        let sources = ManagedSettings.read(managedLocation)
+        var problems: [PreferencesError] = []
         let managed = lastManaged.withLock { last in
-            reading.sources.flatMap { source in
+            sources.flatMap { source in
                 if let settings = source.settings {
                     last[source.name] = settings
+                } else {
+                    problems.append(
+                        PreferencesError(
+                            .unreadableSettings(
+                                path: source.name, reason: source.failure ?? "",
+                                keepsEarlierSettings: last[source.name] != nil)))
                 }
                 return last[source.name] ?? []
             }
         }
-        return (managed + fixed, reading.problems)
+        return (managed + fixed, problems)
     }
 
     /// Watches the managed settings; `nil` when the store reads none.

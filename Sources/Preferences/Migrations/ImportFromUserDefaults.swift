@@ -68,7 +68,7 @@ public struct ImportFromUserDefaults: PreferencesMigration {
                     return .value(candidate)
                 }
                 let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
-                return .mismatch("a \(stored) is stored, but the key's type is \(typeName(Value.self))")
+                return .mismatch("holds \(withArticle(stored)), which does not read as \(typeName(Value.self))")
             }
         }
     }
@@ -122,7 +122,7 @@ public struct ImportFromUserDefaults: PreferencesMigration {
             guard let object = values[key.sourceName] else { continue }
             let place = preferences.resolvedKey(for: key.target)
             guard preferences.storedValue(at: place) == nil else {
-                skipped.append("'\(key.sourceName)': the store already holds a newer value")
+                skipped.append("'\(key.sourceName)', the store already holding a newer value")
                 continue
             }
             switch key.read(object) {
@@ -130,15 +130,15 @@ public struct ImportFromUserDefaults: PreferencesMigration {
                 preferences.setStoredValue(value, at: place)
                 imported += 1
             case .mismatch(let reason):
-                let problem = PreferencesError(
-                    .migrationFailed(
-                        migration: id, key: preferences.storedKey(for: place), reason: "'\(key.sourceName)': \(reason)")
-                )
+                let storedKey = preferences.storedKey(for: place)
                 if policy == .fail {
-                    throw problem
+                    throw PreferencesError(
+                        .migrationFailed(migration: id, key: storedKey, reason: "'\(key.sourceName)' \(reason)"))
                 }
-                preferences.report(problem)
-                skipped.append("'\(key.sourceName)': \(reason)")
+                preferences.report(
+                    PreferencesError(
+                        .skippedImportValue(migration: id, key: storedKey, sourceName: key.sourceName, reason: reason)))
+                skipped.append("'\(key.sourceName)' \(reason)")
             }
         }
         let summary = "imported \(imported) of \(keys.count) keys"

@@ -14,8 +14,10 @@ extension PreferencesError {
         /// A value in an override layer that does not read as the key's type (code `typeMismatch`).
         case unreadableOverride(key: StoredKey, origin: String, text: String, expected: String, reason: String)
         /// A managed settings file that does not read (code `fileOperationFailed`).
-        case unreadableSettings(path: String, reason: String)
+        case unreadableSettings(path: String, reason: String, keepsEarlierSettings: Bool)
         case importFailed(key: StoredKey?, reason: String)
+        /// A value an import migration left out, the rest applied (code `typeMismatch`).
+        case skippedImportValue(migration: String, key: StoredKey, sourceName: String, reason: String)
 
         var code: Code {
             switch self {
@@ -32,6 +34,7 @@ extension PreferencesError {
             case .unreadableOverride: .typeMismatch
             case .unreadableSettings: .fileOperationFailed
             case .importFailed: .importFailed
+            case .skippedImportValue: .typeMismatch
             }
         }
 
@@ -39,7 +42,7 @@ extension PreferencesError {
             switch self {
             case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
                 .conflictingValueTypes(let key, _, _), .valueForced(let key, _),
-                .unreadableOverride(let key, _, _, _, _):
+                .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _):
                 key
             case .migrationFailed(_, let key, _), .importFailed(let key, _):
                 key
@@ -51,10 +54,10 @@ extension PreferencesError {
         var filePath: String? {
             switch self {
             case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
-                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _), .unreadableSettings(let path, _):
+                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _), .unreadableSettings(let path, _, _):
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
-                .valueForced, .unreadableOverride, .importFailed:
+                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue:
                 nil
             }
         }
@@ -62,7 +65,7 @@ extension PreferencesError {
         var description: String {
             switch self {
             case .typeMismatch(let key, let stored, let expected):
-                "Type mismatch for key '\(key)': a \(stored) is stored, but the key's type is \(expected). "
+                "Type mismatch for key '\(key)': \(withArticle(stored)) is stored, but the key's type is \(expected). "
                     + "The stored value was left untouched."
             case .decodingFailed(let key, let expected, let reason):
                 "The value stored for key '\(key)' does not decode as \(expected): \(reason). "
@@ -84,17 +87,23 @@ extension PreferencesError {
             case .migrationFailed(let migration, let key, let reason):
                 "Migration '\(migration)' failed"
                     + (key.map { " at key '\($0)'" } ?? "")
-                    + ": \(reason). It changed nothing and was not recorded, so it runs again next time."
+                    + ": \(clause(reason)). It changed nothing and was not recorded, so it runs again next time."
             case .valueForced(let key, let origin):
                 "Key '\(key)' is forced by the \(origin), so the app cannot change it. Nothing was written."
             case .unreadableOverride(let key, let origin, let text, let expected, let reason):
                 "Type mismatch for key '\(key)': the \(origin) holds \(text), which does not read as \(expected)"
                     + (reason.isEmpty ? "" : " (\(reason))") + ". It was skipped."
             case .importFailed(let key, let reason):
-                "Could not import" + (key.map { " key '\($0)'" } ?? "") + ": \(reason). Nothing was imported."
-            case .unreadableSettings(let path, let reason):
+                "Could not import" + (key.map { " key '\($0)'" } ?? "") + ": \(clause(reason)). Nothing was imported."
+            case .skippedImportValue(let migration, let key, let sourceName, let reason):
+                "Migration '\(migration)' left key '\(key)' out: '\(sourceName)' \(clause(reason)). It imported "
+                    + "the other values and was recorded as applied, so this value is not imported again; "
+                    + "it was left where it was."
+            case .unreadableSettings(let path, let reason, let keepsEarlierSettings):
                 "The managed settings file '\(path)' cannot be read: \(reason). "
-                    + "The settings it held when it last read still apply."
+                    + (keepsEarlierSettings
+                        ? "The settings it held when it last read still apply."
+                        : "None of its settings apply until it reads.")
             }
         }
     }
@@ -124,6 +133,17 @@ struct DamageReport: Hashable, Sendable, CustomStringConvertible {
         let copy = copyPath.map { "a copy of the damaged file was kept at '\($0)'" } ?? "no copy was kept"
         return "\(reason); recovered \(recoveredRecords) records; bytes that did not verify: \(ranges); \(copy)"
     }
+}
+
+/// A reason as a clause within a sentence: without its closing period.
+private func clause(_ reason: String) -> Substring {
+    reason.hasSuffix(".") ? reason.dropLast() : reason[...]
+}
+
+/// A kind or type name after "a" or "an": "an array", "a URL", "a String".
+func withArticle(_ phrase: String) -> String {
+    let startsWithVowelSound = phrase.first.map { "aeiou".contains($0) } ?? false
+    return (startsWithVowelSound ? "an " : "a ") + phrase
 }
 
 /// The name of a type as a user wrote it, such as `Int` or `Optional<Theme>`.

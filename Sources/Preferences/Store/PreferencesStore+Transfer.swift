@@ -28,8 +28,8 @@ extension PreferencesStore {
     ///
     /// - Parameter data: What ``export()`` or `prefs export` wrote.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/importFailed`` if the data is not an
-    ///   export or an entry does not read, ``PreferencesError/Code/typeMismatch`` if an entry does not
-    ///   read as its declared key's type, ``PreferencesError/Code/valueForced`` if a managed setting
+    ///   export, an entry does not read, or an entry does not read as its declared key's type,
+    ///   ``PreferencesError/Code/valueForced`` if a managed setting
     ///   forces one of the keys, or the backend's error if the commit cannot be written. Nothing
     ///   changes when it throws.
     public func `import`(_ data: Data) throws {
@@ -51,7 +51,10 @@ extension PreferencesStore {
             let resolvedKey = resolvedKey(for: key)
             if let declaration = state.withLock({ $0.declarations[resolvedKey] }), declaration.reads?(value) == false {
                 throw PreferencesError(
-                    .typeMismatch(key: key, stored: value.kindDescription, expected: declaration.typeName))
+                    .importFailed(
+                        key: key,
+                        reason: "the entry holds \(withArticle(value.kindDescription)), which does not read as "
+                            + "its declared type, \(declaration.typeName)"))
             }
             changes.append(PendingChange(key: resolvedKey, value: value, valueType: nil))
         }
