@@ -6,7 +6,8 @@
 ///
 /// Other types are stored by their raw value when they are `RawRepresentable` with a direct raw
 /// value, or else encoded when they are `Codable`: declare the key the same way and the right
-/// strategy is chosen at compile time. Only the library can make a type direct.
+/// strategy is chosen at compile time. Only the library makes a type direct: to store another
+/// type as a direct one, with your own conversion, give its key a ``PreferenceCodec``.
 public protocol DirectPreferenceValue: Codable, Sendable {
     /// The conversion between this type and the form a store keeps it in.
     ///

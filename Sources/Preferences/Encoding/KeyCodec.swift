@@ -142,8 +142,8 @@ extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferen
 }
 
 extension KeyCodec where Value: Codable {
-    /// JSON with sorted keys, so that equal values encode to equal bytes and an unchanged value is
-    /// recognised as no change.
+    /// JSON with sorted keys, and a set's elements sorted, so that equal values encode to equal
+    /// bytes and an unchanged value is recognised as no change.
     static var codable: KeyCodec {
         shared(.codable, makeCodable)
     }
@@ -154,6 +154,9 @@ extension KeyCodec where Value: Codable {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 do {
+                    if let set = value as? any UnorderedEncodable {
+                        return .encoded(try set.encodedInOrder(by: encoder))
+                    }
                     return .encoded(try encoder.encode(value))
                 } catch {
                     throw .encoderFailed(describe(error))
@@ -181,17 +184,35 @@ extension KeyCodec where Value: Codable {
 extension KeyCodec {
     /// The codec of an optional key, built on its wrapped type's: `nil` is stored as no entry.
     static func optional<Wrapped>(_ wrapped: KeyCodec<Wrapped>) -> KeyCodec<Wrapped?> {
-        KeyCodec<Wrapped?>.shared(.optional(wrapping: ObjectIdentifier(wrapped))) {
-            KeyCodec<Wrapped?>(
-                encode: { value throws(EncodeFailure) in
-                    guard let value else { return nil }
-                    return try wrapped.encode(value)
-                },
-                decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
-                decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
-                decodesInPlace: wrapped.decodesInPlace
-            )
-        }
+        KeyCodec<Wrapped?>.shared(.optional(wrapping: ObjectIdentifier(wrapped))) { unshared(optional: wrapped) }
+    }
+
+    /// An optional key's codec made for that key alone: for a wrapped codec that is not shared,
+    /// which the table of shared codecs would keep for ever.
+    static func unshared<Wrapped>(optional wrapped: KeyCodec<Wrapped>) -> KeyCodec<Wrapped?> {
+        KeyCodec<Wrapped?>(
+            encode: { value throws(EncodeFailure) in
+                guard let value else { return nil }
+                return try wrapped.encode(value)
+            },
+            decode: { stored throws(DecodeFailure) in try wrapped.decode(stored) },
+            decodeOverride: { json throws(DecodeFailure) in try wrapped.decodeOverride(json) },
+            decodesInPlace: wrapped.decodesInPlace
+        )
+    }
+}
+
+/// A collection whose order is its elements' hashes, which differs between equal values and
+/// between runs.
+private protocol UnorderedEncodable {
+    /// The collection as a JSON array, its elements' JSON in ascending byte order.
+    func encodedInOrder(by encoder: JSONEncoder) throws -> Data
+}
+
+extension Set: UnorderedEncodable where Element: Encodable {
+    fileprivate func encodedInOrder(by encoder: JSONEncoder) throws -> Data {
+        let elements = try map { try encoder.encode($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+        return Data("[".utf8) + elements.joined(separator: Data(",".utf8)) + Data("]".utf8)
     }
 }
 

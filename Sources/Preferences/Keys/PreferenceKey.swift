@@ -75,7 +75,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     /// a store finds the key's slot in an array by it, without hashing.
     let serial: UInt32
 
-    private init(
+    init(
         name: String,
         namespace: PreferenceNamespace,
         defaultValue: Value,
