@@ -65,9 +65,11 @@ extension Commands {
         return object
     }
 
-    /// A property list of the managed settings an administrator can fill in: each key with a fixed
-    /// default, holding it, and a comment naming the keys left out because no default could stand
-    /// for them. Every key left in the file is forced, so the skeleton never invents a value.
+    /// A property list of the managed settings an administrator can fill in.
+    ///
+    /// Each key with a fixed default holds it, and a comment names the keys left out because no
+    /// default could stand for them. Every key left in the file is forced, so the skeleton never
+    /// invents a value.
     private static func managedSkeleton(of declarations: [KeyDeclaration]) throws(ToolError) -> String {
         var skeleton: [String: Any] = [:]
         var leftOut: [String] = []

@@ -105,7 +105,8 @@ struct PrefsToolTests {
         #expect(all.output.contains("https://example.com/a?b=1#c"))
         #expect(all.output.contains(#"{"age":3,"name":"Rex"}"#))
         // The type column is as wide as its longest name, so no value runs into its type.
-        #expect(try prefs(["write", directory.storeURL.path, "app:sizes", #"{"x":1}"#, "--type", "dictionary"]).status == 0)
+        #expect(
+            try prefs(["write", directory.storeURL.path, "app:sizes", #"{"x":1}"#, "--type", "dictionary"]).status == 0)
         let lines = try prefs(["read", directory.storeURL.path]).output.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("app:sizes") && $0.hasSuffix(#"dictionary  {"x":1}"#) }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("app:count ") && $0.hasSuffix("int         3") }, "\(lines)")

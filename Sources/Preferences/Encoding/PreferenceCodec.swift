@@ -74,8 +74,10 @@ struct CodecFailure: Error, CustomStringConvertible {
 }
 
 extension KeyCodec {
-    /// The codec of a key declared with a ``PreferenceCodec``: the stored type's own, with the
-    /// conversion on either side. Made for each key, since the conversion is the app's.
+    /// The codec of a key declared with a ``PreferenceCodec``.
+    ///
+    /// The stored type's own, with the conversion on either side; made for each key, since the
+    /// conversion is the app's.
     convenience init<Stored>(_ custom: PreferenceCodec<Value, Stored>) {
         let stored = Stored._preferenceCodec
         @Sendable func value(from storedValue: Stored) throws(DecodeFailure) -> Value {

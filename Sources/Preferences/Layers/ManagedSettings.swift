@@ -66,7 +66,8 @@ enum ManagedSettings {
                 do throws(Unreadable) {
                     let dictionary = try dictionary(in: url) ?? [:]
                     return Source(
-                        name: url.path, settings: settings(in: dictionary, origin: "managed settings file '\(url.path)'"))
+                        name: url.path,
+                        settings: settings(in: dictionary, origin: "managed settings file '\(url.path)'"))
                 } catch {
                     return Source(name: url.path, failure: error.reason)
                 }

@@ -54,7 +54,8 @@ extension PreferencesError {
         var filePath: String? {
             switch self {
             case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
-                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _), .unreadableSettings(let path, _, _):
+                .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _),
+                .unreadableSettings(let path, _, _):
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
                 .valueForced, .unreadableOverride, .importFailed, .skippedImportValue:
