@@ -15,7 +15,9 @@ public import Foundation
 ///
 /// The target key's type decides how each value is read: a stored `1` becomes `true` for a `Bool`
 /// key and `1` for an `Int` key, so no separate list of Bool keys is needed. `Data` holding JSON is
-/// decoded for a `Codable` key. A value that fits no reading is reported with its key, and either
+/// decoded for a `Codable` key. Values that sindresorhus/Defaults stored read too: a `Codable`
+/// value (a URL or a `Codable` enum included) kept as its JSON text in a string, and arrays and
+/// dictionaries of such strings. A value that fits no reading is reported with its key, and either
 /// skipped or made to fail the whole import: see ``MismatchPolicy``.
 ///
 /// A key that already holds a value in the store is not imported: the store's value is the newer.
@@ -64,7 +66,8 @@ public struct ImportFromUserDefaults: PreferencesMigration {
             let codec = key.codec
             return Key(sourceName: sourceName ?? key.name, target: StoredKey(key.name, in: key.namespace)) { object in
                 let candidates = PropertyListValue.candidates(for: object)
-                for candidate in candidates where (try? codec.decode(candidate)) != nil {
+                for candidate in candidates + DefaultsLibraryValue.candidates(for: object)
+                where (try? codec.decode(candidate)) != nil {
                     return .value(candidate)
                 }
                 let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
