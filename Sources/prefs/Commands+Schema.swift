@@ -62,6 +62,26 @@ extension Commands {
         ]
         object["default"] = declaration.defaultValue.map(ValueText.exported)
         object["summary"] = declaration.summary
+        if !declaration.rules.isEmpty {
+            object["rules"] = declaration.rules.map(ruleObject)
+        }
+        return object
+    }
+
+    /// A rule as the JSON schema shows it: in words, and in values where a tool can check it.
+    private static func ruleObject(_ rule: RuleDeclaration) -> [String: Any] {
+        var object: [String: Any] = ["rule": rule.description]
+        switch rule.check {
+        case .range(let lower, let upper):
+            object["minimum"] = lower.map(ValueText.exported)
+            object["maximum"] = upper.map(ValueText.exported)
+        case .allowed(let values):
+            object["allowed"] = values.map(ValueText.exported)
+        case .maximumCount(let maximum):
+            object["maximumCount"] = maximum
+        case .predicate:
+            break
+        }
         return object
     }
 
@@ -73,12 +93,16 @@ extension Commands {
     private static func managedSkeleton(of declarations: [KeyDeclaration]) throws(ToolError) -> String {
         var skeleton: [String: Any] = [:]
         var leftOut: [String] = []
+        var rules: [String: String] = [:]
         for declaration in declarations {
             let key = storedKey(of: declaration)
             // Managed settings name app and global keys plainly, as launch arguments do.
             let name = key.namespace == .app || key.namespace == .global ? key.name : key.description
             if !declaration.computesDefault, let value = declaration.defaultValue {
                 skeleton[name] = propertyListObject(for: value)
+                if !declaration.rules.isEmpty {
+                    rules[name] = declaration.rules.map(\.description).joined(separator: "; ")
+                }
             } else {
                 leftOut.append("\(name) (\(declaration.typeName))")
             }
@@ -94,13 +118,28 @@ extension Commands {
         if !leftOut.isEmpty {
             comment.append("Left out, having no fixed default: " + leftOut.joined(separator: ", ") + ".")
         }
-        // XML comments may not hold "--".
-        let commentText = comment.map { "<!-- " + $0.replacingOccurrences(of: "--", with: "- -") + " -->" }
         var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             .map(String.init)
+        // Each key's rules go above it, where an administrator filling the value in sees them.
+        for (name, rule) in rules {
+            let keyLine = "\t<key>\(xmlEscaped(name))</key>"
+            if let index = lines.firstIndex(of: keyLine) {
+                lines.insert("\t" + xmlComment("\(name) must be \(rule)."), at: index)
+            }
+        }
         let root = lines.firstIndex { $0.hasPrefix("<plist") }.map { $0 + 1 } ?? 0
-        lines.insert(contentsOf: commentText, at: root)
+        lines.insert(contentsOf: comment.map(xmlComment), at: root)
         return lines.joined(separator: "\n")
+    }
+
+    private static func xmlComment(_ text: String) -> String {
+        // A comment may not hold "--".
+        "<!-- " + text.replacingOccurrences(of: "--", with: "- -") + " -->"
+    }
+
+    private static func xmlEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     /// A default as a property list holds it: a `Codable` value as the dictionary or array an

@@ -83,6 +83,15 @@ struct Commands {
                     + "writing \(ValueText.described(type)) would not read. Nothing was written; use --force to write it anyway."
             )
         }
+        if let declaration, !invocation.force,
+            let broken = declaration.rules.first(where: { $0.admits(value) == false })
+        {
+            throw ToolError(
+                .refused,
+                "'\(key)' must be \(broken.description) (a rule of the app's); \(ValueText.text(value)) is not. "
+                    + "Nothing was written; use --force to write it anyway."
+            )
+        }
         if let existing, ValueText.typeName(of: existing) != type, !invocation.force {
             throw ToolError(
                 .refused,

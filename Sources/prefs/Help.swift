@@ -49,14 +49,17 @@ enum Help {
         given, the declared type for a declared key with no entry, or string for a new entry. date is ISO 8601,
         data base64, array and dictionary JSON (each item read as the entry's items are stored: a date from
         ISO 8601 text, data from base64), json any JSON text (stored as a Codable value). Writing another type
-        over an entry, or a type the app's declared key does not read, is refused (exit 4) unless --force.
+        over an entry, a type the app's declared key does not read, or a value that breaks one of its rules
+        (a range, allowed values, a maximum length), is refused (exit 4) unless --force. Rules only the app's
+        code can check are not checked here: the app reports and skips a value that breaks one.
         """,
         "schema": """
         usage: prefs schema STORE [--format json|plist]
 
         Prints the keys the app declared with PreferencesStore.register: as JSON (key, Swift type, the --type
-        names it reads, default, summary), or as a property-list skeleton of an Apple managed app configuration,
-        each key with a fixed default holding it, for an administrator to fill in. Keys with a computed default
+        names it reads, default, summary, rules), or as a property-list skeleton of an Apple managed app configuration,
+        each key with a fixed default holding it and its rules in a comment above it, for an administrator to
+        fill in. Keys with a computed default
         or none are left out, named in a comment. Every key left in the file is forced: the app cannot change
         it, so delete the keys you do not mean to manage. On Linux, the same dictionary saved as
         $XDG_CONFIG_DIRS/<program>/preferences.plist is read as managed settings. Exits 1 if none was declared.

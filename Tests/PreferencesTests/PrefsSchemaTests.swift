@@ -110,4 +110,37 @@ struct PrefsSchemaTests {
         try PreferencesStore(fileURL: none.storeURL).setValue(1, for: .count)
         #expect(try prefs(["schema", none.storeURL.path]).status == 1)
     }
+
+    @Test func schemaShowsRulesAndWriteRefusesWhatBreaksThem() throws {
+        let directory = try TemporaryDirectory()
+        let zoom = PreferenceKey<Int>("zoom", default: 100).constrained(to: .range(50...200))
+        let step = PreferenceKey<Int>("step", default: 5).constrained(to: .predicate("a multiple of 5") { $0 % 5 == 0 })
+        let shade = PreferenceKey<Theme>("shade", default: .light).constrained(to: .oneOf([.light, .dark]))
+        try PreferencesStore(fileURL: directory.storeURL).register(zoom, step, shade)
+
+        let json = try prefs(["schema", directory.storeURL.path])
+        let entries = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let zoomRules = try #require(entries.first { $0["key"] as? String == "app:zoom" }?["rules"] as? [[String: Any]])
+        #expect(zoomRules.first?["rule"] as? String == "between 50 and 200")
+        #expect((zoomRules.first?["minimum"] as? [String: Any])?["value"] as? String == "50")
+        let plist = try prefs(["schema", directory.storeURL.path, "--format", "plist"])
+        #expect(
+            plist.output.contains("<!-- zoom must be between 50 and 200. -->\n\t<key>zoom</key>"), "\(plist.output)")
+        #expect(plist.output.contains("<!-- shade must be one of light, dark. -->"))
+        #expect(try PropertyListSerialization.propertyList(from: Data(plist.output.utf8), format: nil) is [String: Any])
+
+        let refused = try prefs(["write", directory.storeURL.path, "app:zoom", "500"])
+        #expect(refused.status == 4)
+        #expect(refused.errors.contains("'app:zoom' must be between 50 and 200 (a rule of the app's); 500 is not."))
+        #expect(try prefs(["write", directory.storeURL.path, "app:shade", "system"]).status == 4)
+        #expect(try prefs(["write", directory.storeURL.path, "app:zoom", "150"]).status == 0)
+        // A rule only the app's code can check is not checked here; the app skips what breaks it.
+        #expect(try prefs(["write", directory.storeURL.path, "app:step", "7"]).status == 0)
+        #expect(try prefs(["write", directory.storeURL.path, "app:zoom", "500", "--force"]).status == 0)
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[zoom] == 100)
+        #expect(store[step] == 5)
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.invalidValue, .invalidValue])
+    }
 }

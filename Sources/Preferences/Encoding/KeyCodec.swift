@@ -48,8 +48,10 @@ final class KeyCodec<Value: Sendable>: Sendable {
                 _ = try decode(kind.sample)
                 return true
             } catch {
-                if case .invalid = error { return true }
-                return false
+                switch error {
+                case .mismatch: return false
+                case .invalid, .ruleBroken: return true
+                }
             }
         }
     }
@@ -58,6 +60,8 @@ final class KeyCodec<Value: Sendable>: Sendable {
 /// Why a value could not be encoded.
 enum EncodeFailure: Error {
     case encoderFailed(String)
+    /// The value breaks one of the key's rules.
+    case ruleBroken(value: String, rule: String)
 }
 
 /// Why a stored value could not be decoded as a key's type.
@@ -66,6 +70,8 @@ enum DecodeFailure: Error {
     case mismatch
     /// The stored kind is right but the value does not decode.
     case invalid(String)
+    /// The value decodes, but breaks one of the key's rules.
+    case ruleBroken(value: String, rule: String)
 }
 
 extension KeyCodec {

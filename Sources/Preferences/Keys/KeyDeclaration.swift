@@ -14,8 +14,11 @@ package struct KeyDeclaration: Sendable {
     /// Whether each store computes the default.
     package let computesDefault: Bool
     package let summary: String?
-    /// Whether a stored value reads as the key's type; `nil` for a declaration read from a schema.
-    let reads: (@Sendable (StoredValue) -> Bool)?
+    /// The rules its values must keep.
+    package let rules: [RuleDeclaration]
+    /// Why a stored value does not read as the key's type, or `nil` if it does; the function is
+    /// `nil` for a declaration read from a schema.
+    let readingFailure: (@Sendable (StoredValue) -> DecodeFailure?)?
 
     /// The key's namespace as stored: the app namespace's stored name, `""` for the global one.
     package var namespace: String { key.namespace }
@@ -37,6 +40,9 @@ package struct KeyDeclaration: Sendable {
         ]
         fields["default"] = defaultValue
         fields["summary"] = summary.map(StoredValue.string)
+        if !rules.isEmpty {
+            fields["rules"] = .array(rules.map(\.schemaValue))
+        }
         return .dictionary(fields)
     }
 }
@@ -55,7 +61,10 @@ extension KeyDeclaration {
             defaultValue: fields["default"],
             computesDefault: fields["computesDefault"] == .bool(true),
             summary: { if case .string(let summary)? = fields["summary"] { summary } else { nil } }(),
-            reads: nil
+            rules: {
+                if case .array(let rules)? = fields["rules"] { rules.compactMap(RuleDeclaration.init) } else { [] }
+            }(),
+            readingFailure: nil
         )
     }
 }

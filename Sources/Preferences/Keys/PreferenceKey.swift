@@ -71,6 +71,9 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
 
     let computeDefault: (@Sendable () -> Value)?
 
+    /// The rules given with ``constrained(to:)``, as the schema records them.
+    let rules: [RuleDeclaration]
+
     /// A number no other key object of the process has (see ``KeySerials``), for `defaultResolvedKey`:
     /// a store finds the key's slot in an array by it, without hashing.
     let serial: UInt32
@@ -81,7 +84,8 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         defaultValue: Value,
         codec: KeyCodec<Value>,
         computeDefault: (@Sendable () -> Value)? = nil,
-        summary: String? = nil
+        summary: String? = nil,
+        rules: [RuleDeclaration] = []
     ) {
         KeyValidation.validate(name: name, namespace: namespace)
         self.name = name
@@ -90,6 +94,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         self.codec = codec
         self.computeDefault = computeDefault
         self.summary = summary
+        self.rules = rules
         hasComputedDefault = computeDefault != nil
         defaultResolvedKey = ResolvedKey(
             namespace: namespace.resolved(appNamespace: PreferenceNamespace.defaultAppNamespace), name: name,
@@ -126,7 +131,39 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     public func described(_ summary: String) -> PreferenceKey<Value> {
         PreferenceKey(
             name: name, namespace: namespace, defaultValue: defaultValue, codec: codec,
-            computeDefault: computeDefault, summary: summary)
+            computeDefault: computeDefault, summary: summary, rules: rules)
+    }
+
+    /// The same key, with a rule its values must keep.
+    ///
+    /// ```swift
+    /// static let zoom = PreferenceKey<Int>("zoom", default: 100).constrained(to: .range(50...200))
+    /// ```
+    ///
+    /// Give several rules by calling it again; a value must keep them all. See ``PreferenceRule``
+    /// for what happens to a value that breaks one.
+    ///
+    /// A default that breaks the rule is a programming error: declaring the key stops the program
+    /// with a message naming the key and the rule.
+    ///
+    /// - Parameter rule: What the key's values must be.
+    /// - Returns: A key with the same name, namespace, type, default and summary, and the rule.
+    public func constrained(to rule: PreferenceRule<Value>) -> PreferenceKey<Value> {
+        precondition(
+            rule.admits(defaultValue),
+            "The default of key '\(name)' must be \(rule.description), but is \(describeValue(defaultValue))")
+        return PreferenceKey(
+            name: name, namespace: namespace, defaultValue: defaultValue, codec: codec.constrained(by: rule),
+            computeDefault: computeDefault, summary: summary, rules: rules + [RuleDeclaration(rule, codec: codec)])
+    }
+
+    /// The same optional key, with a rule its values other than `nil` must keep.
+    ///
+    /// - Parameter rule: What the key's values must be, when it has one.
+    /// - Returns: A key with the same name, namespace, type, default and summary, and the rule.
+    public func constrained<Wrapped>(to rule: PreferenceRule<Wrapped>) -> PreferenceKey<Value>
+    where Value == Wrapped? {
+        constrained(to: rule.allowingNil)
     }
 
     override func resolvedKey(appNamespace: String) -> ResolvedKey {
@@ -155,7 +192,15 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
             defaultValue: hasComputedDefault ? nil : (try? codec.encode(defaultValue)) ?? nil,
             computesDefault: hasComputedDefault,
             summary: summary,
-            reads: { stored in (try? codec.decode(stored)) != nil }
+            rules: rules,
+            readingFailure: { stored in
+                do throws(DecodeFailure) {
+                    _ = try codec.decode(stored)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
         )
     }
 }

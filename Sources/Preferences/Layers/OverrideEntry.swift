@@ -63,26 +63,31 @@ final class OverrideEntry: Sendable {
     /// - Returns: The value and its layer, or `nil`.
     func read<Value>(
         with codec: KeyCodec<Value>,
-        report: ([(OverrideValue, String)]) -> Void
+        report: ([(OverrideValue, DecodeFailure)]) -> Void
     ) -> (value: Value, source: PreferenceSource)? {
         let type = ObjectIdentifier(Value.self)
         if let reading = lastReading.withLock({ $0 }), reading.type == type {
             guard let value = reading.value, let source = reading.source else { return nil }
             return (value as! Value, source)
         }
-        var failures: [(OverrideValue, String)] = []
+        var failures: [(OverrideValue, DecodeFailure)] = []
         var found: (value: Value, source: PreferenceSource)?
         search: for candidate in candidates {
-            var reason = ""
+            // The most telling failure: a reading that was of the type but broke a rule, else one
+            // that said why it did not decode.
+            var failure = DecodeFailure.mismatch
             for reading in candidate.readings {
                 do throws(DecodeFailure) {
                     found = (try codec.decodeOverride(reading), candidate.source)
                     break search
                 } catch {
-                    if case .invalid(let text) = error { reason = text }
+                    switch (failure, error) {
+                    case (.ruleBroken, _), (_, .mismatch): break
+                    default: failure = error
+                    }
                 }
             }
-            failures.append((candidate, reason))
+            failures.append((candidate, failure))
         }
         lastReading.withLock { $0 = Reading(type: type, value: found?.value, source: found?.source) }
         if !failures.isEmpty {

@@ -66,9 +66,17 @@ public struct ImportFromUserDefaults: PreferencesMigration {
             let codec = key.codec
             return Key(sourceName: sourceName ?? key.name, target: StoredKey(key.name, in: key.namespace)) { object in
                 let candidates = PropertyListValue.candidates(for: object)
-                for candidate in candidates + DefaultsLibraryValue.candidates(for: object)
-                where (try? codec.decode(candidate)) != nil {
-                    return .value(candidate)
+                var brokenRule: (value: String, rule: String)?
+                for candidate in candidates + DefaultsLibraryValue.candidates(for: object) {
+                    do throws(DecodeFailure) {
+                        _ = try codec.decode(candidate)
+                        return .value(candidate)
+                    } catch {
+                        if case .ruleBroken(let value, let rule) = error { brokenRule = (value, rule) }
+                    }
+                }
+                if let brokenRule {
+                    return .mismatch("holds \(brokenRule.value), but the key must be \(brokenRule.rule)")
                 }
                 let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
                 return .mismatch("holds \(withArticle(stored)), which does not read as \(typeName(Value.self))")

@@ -16,6 +16,8 @@ extension PreferencesError {
         /// A managed settings file that does not read (code `fileOperationFailed`).
         case unreadableSettings(path: String, reason: String, keepsEarlierSettings: Bool)
         case importFailed(key: StoredKey?, reason: String)
+        /// A value that breaks a key's rule; `origin` is where it was found, `nil` for a write.
+        case invalidValue(key: StoredKey, value: String, rule: String, origin: ValueOrigin)
         /// A value an import migration left out, the rest applied (code `typeMismatch`).
         case skippedImportValue(migration: String, key: StoredKey, sourceName: String, reason: String)
 
@@ -35,6 +37,7 @@ extension PreferencesError {
             case .unreadableSettings: .fileOperationFailed
             case .importFailed: .importFailed
             case .skippedImportValue: .typeMismatch
+            case .invalidValue: .invalidValue
             }
         }
 
@@ -42,7 +45,8 @@ extension PreferencesError {
             switch self {
             case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
                 .conflictingValueTypes(let key, _, _), .valueForced(let key, _),
-                .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _):
+                .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _),
+                .invalidValue(let key, _, _, _):
                 key
             case .migrationFailed(_, let key, _), .importFailed(let key, _):
                 key
@@ -58,7 +62,7 @@ extension PreferencesError {
                 .unreadableSettings(let path, _, _):
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
-                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue:
+                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue:
                 nil
             }
         }
@@ -96,6 +100,16 @@ extension PreferencesError {
                     + (reason.isEmpty ? "" : " (\(reason))") + ". It was skipped."
             case .importFailed(let key, let reason):
                 "Could not import" + (key.map { " key '\($0)'" } ?? "") + ": \(clause(reason)). Nothing was imported."
+            case .invalidValue(let key, let value, let rule, let origin):
+                switch origin {
+                case .write:
+                    "Key '\(key)' must be \(rule), so \(value) was refused. Nothing was written."
+                case .stored:
+                    "Key '\(key)' must be \(rule), but \(value) is stored. It was skipped, and the stored value "
+                        + "was left untouched."
+                case .layer(let origin):
+                    "Key '\(key)' must be \(rule), but the \(origin) holds \(value). It was skipped."
+                }
             case .skippedImportValue(let migration, let key, let sourceName, let reason):
                 "Migration '\(migration)' left key '\(key)' out: '\(sourceName)' \(clause(reason)). It imported "
                     + "the other values and was recorded as applied, so this value is not imported again; "
@@ -107,6 +121,14 @@ extension PreferencesError {
                         : "None of its settings apply until it reads.")
             }
         }
+    }
+
+    /// Where a value that breaks a rule came from.
+    enum ValueOrigin: Hashable, Sendable {
+        case write
+        case stored
+        /// An override layer's value, described as `launch argument '-zoom'`.
+        case layer(String)
     }
 
     static func typeMismatch(key: StoredKey, stored: StoredValue, expected: Any.Type) -> PreferencesError {

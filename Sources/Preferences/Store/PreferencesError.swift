@@ -86,6 +86,12 @@ extension PreferencesError {
         /// Nothing was written. ``PreferencesStore/isForced(_:)`` tells beforehand.
         public static let valueForced = Code("valueForced")
 
+        /// The value breaks one of the key's rules (see ``PreferenceRule``).
+        ///
+        /// A write of it wrote nothing; a stored value was left untouched, and the key read its
+        /// default; an override layer's value was skipped.
+        public static let invalidValue = Code("invalidValue")
+
         /// The data to import is not an export, or one of its entries does not read.
         ///
         /// Nothing was imported. See ``PreferencesStore/import(_:)``.

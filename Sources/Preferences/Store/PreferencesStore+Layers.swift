@@ -105,13 +105,27 @@ extension PreferencesStore {
     }
 
     /// Reports the override values a key could not read, once per value and type.
-    func reportUnreadableOverrides(_ failures: [(OverrideValue, String)], key: ResolvedKey, expected: any Any.Type) {
+    func reportUnreadableOverrides(
+        _ failures: [(OverrideValue, DecodeFailure)], key: ResolvedKey, expected: any Any.Type
+    ) {
+        let storedKey = storedKey(for: key)
         errorChannel.report(
-            failures.map { value, reason in
-                PreferencesError(
-                    .unreadableOverride(
-                        key: storedKey(for: key), origin: value.origin, text: value.text, expected: typeName(expected),
-                        reason: reason))
+            failures.map { value, failure in
+                switch failure {
+                case .ruleBroken(let text, let rule):
+                    PreferencesError(
+                        .invalidValue(key: storedKey, value: text, rule: rule, origin: .layer(value.origin)))
+                case .invalid(let reason):
+                    PreferencesError(
+                        .unreadableOverride(
+                            key: storedKey, origin: value.origin, text: value.text, expected: typeName(expected),
+                            reason: reason))
+                case .mismatch:
+                    PreferencesError(
+                        .unreadableOverride(
+                            key: storedKey, origin: value.origin, text: value.text, expected: typeName(expected),
+                            reason: ""))
+                }
             }
         )
     }

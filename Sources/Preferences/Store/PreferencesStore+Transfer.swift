@@ -49,12 +49,17 @@ extension PreferencesStore {
                 throw PreferencesError(.importFailed(key: key, reason: error.message))
             }
             let resolvedKey = resolvedKey(for: key)
-            if let declaration = state.withLock({ $0.declarations[resolvedKey] }), declaration.reads?(value) == false {
-                throw PreferencesError(
-                    .importFailed(
-                        key: key,
-                        reason: "the entry holds \(withArticle(value.kindDescription)), which does not read as "
-                            + "its declared type, \(declaration.typeName)"))
+            if let declaration = state.withLock({ $0.declarations[resolvedKey] }),
+                let failure = declaration.readingFailure?(value)
+            {
+                let reason =
+                    if case .ruleBroken(let text, let rule) = failure {
+                        "the entry holds \(text), but the key must be \(rule)"
+                    } else {
+                        "the entry holds \(withArticle(value.kindDescription)), which does not read as its declared "
+                            + "type, \(declaration.typeName)"
+                    }
+                throw PreferencesError(.importFailed(key: key, reason: reason))
             }
             changes.append(PendingChange(key: resolvedKey, value: value, valueType: nil))
         }

@@ -125,12 +125,12 @@ extension PreferencesStore {
         do throws(EncodeFailure) {
             return try key.codec.encodeValue(value)
         } catch {
+            let storedKey = storedKey(for: resolvedKey(for: key))
             switch error {
             case .encoderFailed(let reason):
-                throw PreferencesError(
-                    .encodingFailed(
-                        key: storedKey(for: resolvedKey(for: key)), valueType: typeName(Value.self), reason: reason)
-                )
+                throw PreferencesError(.encodingFailed(key: storedKey, valueType: typeName(Value.self), reason: reason))
+            case .ruleBroken(let value, let rule):
+                throw PreferencesError(.invalidValue(key: storedKey, value: value, rule: rule, origin: .write))
             }
         }
     }
