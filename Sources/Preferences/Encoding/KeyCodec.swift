@@ -61,7 +61,7 @@ final class KeyCodec<Value: Sendable>: Sendable {
 enum EncodeFailure: Error {
     case encoderFailed(String)
     /// The value breaks one of the key's rules.
-    case ruleBroken(value: String, rule: String)
+    case ruleBroken(BrokenRule)
 }
 
 /// Why a stored value could not be decoded as a key's type.
@@ -71,7 +71,23 @@ enum DecodeFailure: Error {
     /// The stored kind is right but the value does not decode.
     case invalid(String)
     /// The value decodes, but breaks one of the key's rules.
-    case ruleBroken(value: String, rule: String)
+    case ruleBroken(BrokenRule)
+}
+
+/// A value that breaks a rule, and the rule, for a message.
+///
+/// A class, so that the failure stays one word wide: the read path of every key, rules or none,
+/// returns its failures through the same type, and a wider one costs each read instructions.
+final class BrokenRule: Sendable {
+    /// The value as a message shows it.
+    let value: String
+    /// What the rule asks, completing "must be".
+    let rule: String
+
+    init(value: String, rule: String) {
+        self.value = value
+        self.rule = rule
+    }
 }
 
 extension KeyCodec {

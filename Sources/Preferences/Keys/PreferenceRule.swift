@@ -120,13 +120,15 @@ extension KeyCodec {
     /// The codec of a key with a rule: this codec, refusing a value that breaks it both ways.
     func constrained(by rule: PreferenceRule<Value>) -> KeyCodec {
         @Sendable func checked(_ value: Value) throws(DecodeFailure) -> Value {
-            guard rule.admits(value) else { throw .ruleBroken(value: describeValue(value), rule: rule.description) }
+            guard rule.admits(value) else {
+                throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
+            }
             return value
         }
         return KeyCodec(
             encode: { value throws(EncodeFailure) in
                 guard rule.admits(value) else {
-                    throw .ruleBroken(value: describeValue(value), rule: rule.description)
+                    throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
                 }
                 return try self.encode(value)
             },

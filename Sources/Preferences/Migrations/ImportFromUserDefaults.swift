@@ -66,13 +66,13 @@ public struct ImportFromUserDefaults: PreferencesMigration {
             let codec = key.codec
             return Key(sourceName: sourceName ?? key.name, target: StoredKey(key.name, in: key.namespace)) { object in
                 let candidates = PropertyListValue.candidates(for: object)
-                var brokenRule: (value: String, rule: String)?
+                var brokenRule: BrokenRule?
                 for candidate in candidates + DefaultsLibraryValue.candidates(for: object) {
                     do throws(DecodeFailure) {
                         _ = try codec.decode(candidate)
                         return .value(candidate)
                     } catch {
-                        if case .ruleBroken(let value, let rule) = error { brokenRule = (value, rule) }
+                        if case .ruleBroken(let broken) = error { brokenRule = broken }
                     }
                 }
                 if let brokenRule {

@@ -112,9 +112,10 @@ extension PreferencesStore {
         errorChannel.report(
             failures.map { value, failure in
                 switch failure {
-                case .ruleBroken(let text, let rule):
+                case .ruleBroken(let broken):
                     PreferencesError(
-                        .invalidValue(key: storedKey, value: text, rule: rule, origin: .layer(value.origin)))
+                        .invalidValue(
+                            key: storedKey, value: broken.value, rule: broken.rule, origin: .layer(value.origin)))
                 case .invalid(let reason):
                     PreferencesError(
                         .unreadableOverride(

@@ -350,8 +350,8 @@ extension PreferencesStore {
             .typeMismatch(key: key, stored: stored, expected: expected)
         case .invalid(let reason):
             PreferencesError(.decodingFailed(key: key, expected: typeName(expected), reason: reason))
-        case .ruleBroken(let value, let rule):
-            PreferencesError(.invalidValue(key: key, value: value, rule: rule, origin: .stored))
+        case .ruleBroken(let broken):
+            PreferencesError(.invalidValue(key: key, value: broken.value, rule: broken.rule, origin: .stored))
         }
     }
 

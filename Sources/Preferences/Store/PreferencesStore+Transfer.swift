@@ -53,8 +53,8 @@ extension PreferencesStore {
                 let failure = declaration.readingFailure?(value)
             {
                 let reason =
-                    if case .ruleBroken(let text, let rule) = failure {
-                        "the entry holds \(text), but the key must be \(rule)"
+                    if case .ruleBroken(let broken) = failure {
+                        "the entry holds \(broken.value), but the key must be \(broken.rule)"
                     } else {
                         "the entry holds \(withArticle(value.kindDescription)), which does not read as its declared "
                             + "type, \(declaration.typeName)"

@@ -129,8 +129,9 @@ extension PreferencesStore {
             switch error {
             case .encoderFailed(let reason):
                 throw PreferencesError(.encodingFailed(key: storedKey, valueType: typeName(Value.self), reason: reason))
-            case .ruleBroken(let value, let rule):
-                throw PreferencesError(.invalidValue(key: storedKey, value: value, rule: rule, origin: .write))
+            case .ruleBroken(let broken):
+                throw PreferencesError(
+                    .invalidValue(key: storedKey, value: broken.value, rule: broken.rule, origin: .write))
             }
         }
     }
