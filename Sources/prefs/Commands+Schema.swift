@@ -49,6 +49,43 @@ extension Commands {
         return names
     }
 
+    /// A value whose items show what a declared array's or dictionary's items are stored as: the
+    /// default, if it has items, else one item of the first kind the key reads.
+    static func itemTemplate(of declaration: KeyDeclaration) -> StoredValue? {
+        switch declaration.defaultValue {
+        case .array(let items)? where !items.isEmpty: return declaration.defaultValue
+        case .dictionary(let items)? where !items.isEmpty: return declaration.defaultValue
+        default: break
+        }
+        guard let item = declaration.itemKinds.first?.sample else { return nil }
+        return declaration.kinds.contains(.array) ? .array([item]) : .dictionary(["item": item])
+    }
+
+    /// The type name of the first item of an array or dictionary whose kind the declared key's
+    /// items cannot be; `nil` when every item's can, or the schema does not say.
+    static func unreadableItem(of value: StoredValue, for declaration: KeyDeclaration) -> String? {
+        let items: [StoredValue] =
+            switch value {
+            case .array(let items): items
+            case .dictionary(let items): Array(items.values)
+            default: []
+            }
+        guard !declaration.itemKinds.isEmpty else { return nil }
+        return items.first { !declaration.itemKinds.contains($0.kind) }.map(ValueText.typeName)
+    }
+
+    /// A rule as an administrator or a tool writes values: its bounds and values as stored, so that
+    /// an enum's allowed values read as the raw values to write, not as Swift names its cases.
+    static func ruleText(_ rule: RuleDeclaration) -> String {
+        switch rule.check {
+        case .range(let lower?, let upper?): "between \(ValueText.text(lower)) and \(ValueText.text(upper))"
+        case .range(let lower?, nil): "at least \(ValueText.text(lower))"
+        case .range(nil, let upper?): "at most \(ValueText.text(upper))"
+        case .allowed(let values): "one of " + values.map(ValueText.text).joined(separator: ", ")
+        case .range(nil, nil), .maximumCount, .predicate: rule.description
+        }
+    }
+
     static func storedKey(of declaration: KeyDeclaration) -> StoredKey {
         StoredKey(declaration.name, in: Invocation.namespace(declaration.namespace))
     }
@@ -70,7 +107,7 @@ extension Commands {
 
     /// A rule as the JSON schema shows it: in words, and in values where a tool can check it.
     private static func ruleObject(_ rule: RuleDeclaration) -> [String: Any] {
-        var object: [String: Any] = ["rule": rule.description]
+        var object: [String: Any] = ["rule": ruleText(rule)]
         switch rule.check {
         case .range(let lower, let upper):
             object["minimum"] = lower.map(ValueText.exported)
@@ -98,13 +135,14 @@ extension Commands {
             let key = storedKey(of: declaration)
             // Managed settings name app and global keys plainly, as launch arguments do.
             let name = key.namespace == .app || key.namespace == .global ? key.name : key.description
+            let ruleList = declaration.rules.map(ruleText).joined(separator: "; ")
             if !declaration.computesDefault, let value = declaration.defaultValue {
                 skeleton[name] = propertyListObject(for: value)
-                if !declaration.rules.isEmpty {
-                    rules[name] = declaration.rules.map(\.description).joined(separator: "; ")
+                if !ruleList.isEmpty {
+                    rules[name] = ruleList
                 }
             } else {
-                leftOut.append("\(name) (\(declaration.typeName))")
+                leftOut.append("\(name) (\(declaration.typeName)" + (ruleList.isEmpty ? ")" : ", \(ruleList))"))
             }
         }
         guard let data = try? PropertyListSerialization.data(fromPropertyList: skeleton, format: .xml, options: 0)

@@ -68,7 +68,7 @@ struct Commands {
         let type = invocation.type ?? existing.map(ValueText.typeName) ?? declaredTypes.first ?? "string"
         let value: StoredValue
         do throws(ValueText.Failure) {
-            value = try ValueText.parse(text, as: type, like: existing ?? declaration?.defaultValue)
+            value = try ValueText.parse(text, as: type, like: existing ?? declaration.flatMap(Self.itemTemplate))
         } catch {
             guard invocation.type == nil, existing != nil else { throw ToolError(.usage, error.message) }
             throw ToolError(
@@ -83,12 +83,19 @@ struct Commands {
                     + "writing \(ValueText.described(type)) would not read. Nothing was written; use --force to write it anyway."
             )
         }
+        if let declaration, !invocation.force, let item = Self.unreadableItem(of: value, for: declaration) {
+            throw ToolError(
+                .refused,
+                "'\(key)' is declared as \(declaration.typeName), whose items are not \(ValueText.described(item)); "
+                    + "writing it would not read. Nothing was written; use --force to write it anyway."
+            )
+        }
         if let declaration, !invocation.force,
             let broken = declaration.rules.first(where: { $0.admits(value) == false })
         {
             throw ToolError(
                 .refused,
-                "'\(key)' must be \(broken.description) (a rule of the app's); \(ValueText.text(value)) is not. "
+                "'\(key)' must be \(Self.ruleText(broken)) (a rule of the app's); \(ValueText.text(value)) is not. "
                     + "Nothing was written; use --force to write it anyway."
             )
         }

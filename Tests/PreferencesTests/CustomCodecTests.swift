@@ -69,6 +69,7 @@ struct CustomCodecTests {
         #expect(store[installation] == installation.defaultValue)
         #expect(store[accent] == accent.defaultValue)
         let reported = store.errorChannel.takeBacklog()
+        try #require(reported.count == 2)
         #expect(reported.map(\.code) == [.decodingFailed, .decodingFailed])
         #expect(reported[0].description.contains("'not a uuid' is not a UUID"))
         #expect(reported[1].description.contains("a colour has 3 components, not 1"))

@@ -21,6 +21,12 @@ private enum Mode: String, Codable, Sendable {
     case fast, careful
 }
 
+/// A `Codable` enum with an integer raw value: Defaults keeps the number's JSON text, `"2"`.
+private enum Priority: Int, Codable, Sendable {
+    case low = 0
+    case high = 2
+}
+
 @Suite("Importing what other libraries wrote")
 struct PeerImportTests {
     @Test("Values as sindresorhus/Defaults stores them import into keys of the same types")
@@ -44,6 +50,9 @@ struct PeerImportTests {
         defaults.set(try [home].map(defaultsText), forKey: "history")
         defaults.set(try ["a": pet].mapValues(defaultsText), forKey: "petsByName")
         defaults.set(try [Mode.fast, .careful].map(defaultsText), forKey: "modes")  // a Set, as an array
+        defaults.set(try defaultsText(Priority.high), forKey: "priority")
+        defaults.set(try defaultsText(Priority.low), forKey: "lastPriority")
+        #expect(defaults.string(forKey: "priority") == "2")
         #expect(defaults.string(forKey: "mode") == "\"careful\"")
         #expect(defaults.string(forKey: "home") == #""https:\/\/example.com\/a?b=1#c""#)
         #expect(defaults.synchronize())
@@ -57,6 +66,8 @@ struct PeerImportTests {
         let petsByNameKey = PreferenceKey<[String: Pet]>("petsByName", default: [:])
         let modesKey = PreferenceKey<Set<Mode>>("modes", default: [])
         let tagsKey = PreferenceKey<[String]>("tags", default: [])
+        let priorityKey = PreferenceKey<Priority>("priority", default: .low)
+        let lastPriorityKey = PreferenceKey<Priority?>("lastPriority")
         let store = PreferencesStore.inMemory()
         let applied = try store.runMigrations(
             ImportFromUserDefaults(
@@ -64,10 +75,10 @@ struct PeerImportTests {
                 keys: [
                     .key(.count), .key(tagsKey), .key(.level), .key(.pet), .key(visitKey), .key(homeKey),
                     .key(modeKey), .key(petsKey), .key(linksKey), .key(historyKey), .key(petsByNameKey),
-                    .key(modesKey),
+                    .key(modesKey), .key(priorityKey), .key(lastPriorityKey),
                 ]))
         #expect(store.errorChannel.takeBacklog().isEmpty)
-        #expect(applied.first?.result.description == "imported 12 of 12 keys")
+        #expect(applied.first?.result.description == "imported 14 of 14 keys")
         #expect(store[.count] == 42)
         #expect(store[tagsKey] == ["swift", "linux"])
         #expect(store[.level] == .high)
@@ -80,6 +91,9 @@ struct PeerImportTests {
         #expect(store[historyKey] == [home])
         #expect(store[petsByNameKey] == ["a": pet])
         #expect(store[modesKey] == [.fast, .careful])
+        #expect(store[priorityKey] == .high)
+        #expect(store[lastPriorityKey] == .low)
+        #expect(store.storedValue(at: StoredKey("priority")) == .signed(2))
         // Stored as this library stores each type, not as Defaults did.
         #expect(store.storedValue(at: StoredKey("home")) == .url(home.absoluteString))
         #expect(store.storedValue(at: StoredKey("mode")) == .string("careful"))
@@ -109,17 +123,23 @@ struct PeerImportTests {
         try bytes.write(to: file)
         let visitKey = PreferenceKey<Visit?>("visit")
         let store = try PreferencesStore(fileURL: folder.storeURL)
-        let applied = try store.runMigrations(ImportFile(file, into: visitKey))
+        let applied = try store.runMigrations(ImportFromFile(file, into: visitKey))
         #expect(applied.map(\.id) == ["import file visit.json into visit in app"])
         #expect(applied.first?.result.description == "imported 'visit.json'")
         #expect(store[visitKey] == visit)
         #expect(try Data(contentsOf: file) == bytes, "the import changed its source")
 
-        // Exactly once: a later file does not overwrite what the app has stored since.
-        store[visitKey] = Visit(place: "Bergen", at: visit.at)
+        // Exactly once: the ledger keeps a later file out, even of a key the app has since cleared.
+        store[visitKey] = nil
         try JSONEncoder().encode(Visit(place: "stale", at: visit.at)).write(to: file)
-        #expect(try store.runMigrations(ImportFile(file, into: visitKey)).isEmpty)
-        #expect(try PreferencesStore(fileURL: folder.storeURL)[visitKey]?.place == "Bergen")
+        #expect(try store.runMigrations(ImportFromFile(file, into: visitKey)).isEmpty)
+        #expect(try PreferencesStore(fileURL: folder.storeURL)[visitKey] == nil)
+
+        // A key that holds a value is not imported into, by a migration never run before.
+        store[visitKey] = Visit(place: "Bergen", at: visit.at)
+        let again = try store.runMigrations(ImportFromFile(file, into: visitKey, id: "import visit again"))
+        #expect(again.first?.result.description == "the store already holds a newer value; the file was left alone")
+        #expect(store[visitKey]?.place == "Bergen")
     }
 
     @Test("A property-list file, a file of a direct type, and a missing file import as each should")
@@ -132,8 +152,8 @@ struct PeerImportTests {
         let tags = PreferenceKey<[String]>("tags", default: [])
         let store = PreferencesStore.inMemory()
         let applied = try store.runMigrations(
-            ImportFile(plist, into: .pet), ImportFile(tagsFile, into: tags),
-            ImportFile(folder.url.appendingPathComponent("absent.json"), into: .count))
+            ImportFromFile(plist, into: .pet), ImportFromFile(tagsFile, into: tags),
+            ImportFromFile(folder.url.appendingPathComponent("absent.json"), into: .count))
         #expect(store[.pet] == Pet(name: "Rex", age: 3))
         #expect(store[tags] == ["a", "b"])
         #expect(!store.contains(.count))
@@ -141,22 +161,46 @@ struct PeerImportTests {
         #expect(applied.last?.result.description.hasPrefix("no file at") == true)
     }
 
-    @Test("A file that does not decode fails the import, naming the file, and it runs again once it does")
+    @Test("A file that does not decode, or breaks a rule, is reported and left out, and later migrations run")
     func undecodableFile() throws {
         let folder = try TemporaryDirectory()
         let file = folder.url.appendingPathComponent("pet.json")
         try Data(#"{"name": 3}"#.utf8).write(to: file)
+        let zoomFile = folder.url.appendingPathComponent("zoom.json")
+        try Data("500".utf8).write(to: zoomFile)
+        let zoom = PreferenceKey<Int>("zoom", default: 100).constrained(to: .range(50...200))
         let store = PreferencesStore.inMemory()
-        let error = #expect(throws: PreferencesError.self) { try store.runMigrations(ImportFile(file, into: .pet)) }
-        #expect(error?.code == .migrationFailed)
-        #expect(error?.key == StoredKey("pet"))
-        #expect(error?.description.contains(file.path) == true)
-        #expect(error?.description.contains("does not decode as Optional<Pet>") == true)
-        #expect(store.appliedMigrations.isEmpty)
+        let applied = try store.runMigrations(
+            ImportFromFile(file, into: .pet), ImportFromFile(zoomFile, into: zoom),
+            MigrateName(from: PreferenceKey<Int>("old", default: 0), to: .count))
+        #expect(applied.count == 3, "a file that does not decode kept later migrations from running")
+        #expect(applied[0].result.description.hasPrefix("skipped 'pet.json': it does not decode as Optional<Pet>"))
         #expect(!store.contains(.pet))
+        #expect(!store.contains(zoom))
+        let reported = store.errorChannel.takeBacklog()
+        try #require(reported.count == 2)
+        #expect(reported.map(\.code) == [.decodingFailed, .invalidValue])
+        #expect(reported[0].key == StoredKey("pet"))
+        #expect(reported[0].description.contains("the file '\(file.path)' does not decode as Optional<Pet>"))
+        #expect(reported[0].description.contains("recorded as applied without it"))
+        #expect(reported[1].description.contains("holds 500, but the key must be between 50 and 200"))
+    }
 
+    @Test("A file that cannot be read fails the import, which runs again once it can")
+    func unreadableFile() throws {
+        let folder = try TemporaryDirectory()
+        // A folder where the file should be: it exists, and reading it fails.
+        let file = folder.url.appendingPathComponent("pet.json")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        let store = PreferencesStore.inMemory()
+        let error = #expect(throws: PreferencesError.self) { try store.runMigrations(ImportFromFile(file, into: .pet)) }
+        #expect(error?.code == .migrationFailed)
+        #expect(error?.description.contains("the file '\(file.path)' cannot be read") == true)
+        #expect(store.appliedMigrations.isEmpty)
+
+        try FileManager.default.removeItem(at: file)
         try JSONEncoder().encode(Pet(name: "Rex", age: 3)).write(to: file)
-        #expect(try store.runMigrations(ImportFile(file, into: .pet)).count == 1)
+        #expect(try store.runMigrations(ImportFromFile(file, into: .pet)).count == 1)
         #expect(store[.pet] == Pet(name: "Rex", age: 3))
     }
 
@@ -171,7 +215,7 @@ struct PeerImportTests {
         let visitKey = PreferenceKey<Visit?>("visit")
         let store = PreferencesStore.inMemory()
         try store.runMigrations(
-            ImportFile(file, into: visitKey) { data in
+            ImportFromFile(file, into: visitKey) { data in
                 let decoder = JSONDecoder()
                 decoder.dateDecodingStrategy = .iso8601
                 return try decoder.decode(Visit?.self, from: data)

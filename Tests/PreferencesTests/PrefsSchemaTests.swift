@@ -111,12 +111,32 @@ struct PrefsSchemaTests {
         #expect(try prefs(["schema", none.storeURL.path]).status == 1)
     }
 
+    @Test func writeReadsItemsOfDeclaredCollectionsAsTheirDeclaredKinds() throws {
+        let directory = try TemporaryDirectory()
+        let weights = PreferenceKey<[Double]>("weights", default: [])
+        let visits = PreferenceKey<[String: Date]>("visits", default: [:])
+        try PreferencesStore(fileURL: directory.storeURL).register(weights, visits)
+        #expect(try prefs(["write", directory.storeURL.path, "app:weights", "[1, 2.5]"]).status == 0)
+        let when = "2026-11-21T09:30:00Z"
+        #expect(try prefs(["write", directory.storeURL.path, "app:visits", #"{"oslo": "\#(when)"}"#]).status == 0)
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store[weights] == [1, 2.5])
+        #expect(store[visits] == ["oslo": Date(timeIntervalSince1970: 1_795_253_400)])
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+
+        let refused = try prefs(["write", directory.storeURL.path, "app:weights", #"["heavy"]"#])
+        #expect(refused.status == 4)
+        #expect(refused.errors.contains("declared as Array<Double>, whose items are not a string"), "\(refused.errors)")
+    }
+
     @Test func schemaShowsRulesAndWriteRefusesWhatBreaksThem() throws {
         let directory = try TemporaryDirectory()
         let zoom = PreferenceKey<Int>("zoom", default: 100).constrained(to: .range(50...200))
         let step = PreferenceKey<Int>("step", default: 5).constrained(to: .predicate("a multiple of 5") { $0 % 5 == 0 })
         let shade = PreferenceKey<Theme>("shade", default: .light).constrained(to: .oneOf([.light, .dark]))
-        try PreferencesStore(fileURL: directory.storeURL).register(zoom, step, shade)
+        let level = PreferenceKey<Level>("level", default: .low).constrained(to: .oneOf([.low, .high]))
+        let nickname = PreferenceKey<String?>("nickname").constrained(to: .maximumLength(8))
+        try PreferencesStore(fileURL: directory.storeURL).register(zoom, step, shade, level, nickname)
 
         let json = try prefs(["schema", directory.storeURL.path])
         let entries = try #require(
@@ -128,6 +148,10 @@ struct PrefsSchemaTests {
         #expect(
             plist.output.contains("<!-- zoom must be between 50 and 200. -->\n\t<key>zoom</key>"), "\(plist.output)")
         #expect(plist.output.contains("<!-- shade must be one of light, dark. -->"))
+        // Allowed values as an administrator writes them: an enum's raw values, not its cases' names.
+        #expect(plist.output.contains("<!-- level must be one of \(Level.low.rawValue), \(Level.high.rawValue). -->"))
+        // A key left out keeps its rule in the comment that names it.
+        #expect(plist.output.contains("nickname (Optional<String>, at most 8 characters)"))
         #expect(try PropertyListSerialization.propertyList(from: Data(plist.output.utf8), format: nil) is [String: Any])
 
         let refused = try prefs(["write", directory.storeURL.path, "app:zoom", "500"])

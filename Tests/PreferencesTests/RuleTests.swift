@@ -109,6 +109,7 @@ struct RuleTests {
         let applied = try store.runMigrations(ImportFromUserDefaults(.suite(suite.name), keys: [.key(zoom)]))
         #expect(applied.first?.result.description.contains("'zoom' holds 500, but the key must be between") == true)
         #expect(!store.contains(zoom))
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.invalidValue])
     }
 
     @Test("The schema records each rule in words and in stored values a tool can check")
@@ -139,5 +140,59 @@ struct RuleTests {
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("The default of key 'volume' must be between 10 and 20, but is 5"))
+    }
+
+    @Test("A key without the rule reading first leaves nothing decoded that the key with it would take")
+    func cachesAreKeptApartByRule() throws {
+        let plainTags = PreferenceKey<[String]>("tags", default: [])
+        let plainZoom = PreferenceKey<Int>("zoom", default: 0)
+        let folder = try TemporaryDirectory()
+        try PreferencesStore(fileURL: folder.storeURL).setValue(["a", "b", "c"], for: plainTags)
+        let store = try PreferencesStore(fileURL: folder.storeURL, overrides: [.launchArguments(["-zoom", "500"])])
+        #expect(store[plainTags] == ["a", "b", "c"])
+        #expect(store[plainZoom] == 500)
+        #expect(store[tags] == [])
+        #expect(store[zoom] == 100)
+        #expect(Set(store.errorChannel.takeBacklog().map(\.key)) == [StoredKey("tags"), StoredKey("zoom")])
+    }
+
+    @Test("A rule's test may read the store: it runs outside the store's lock")
+    func predicateReadsTheStore() throws {
+        let store = PreferencesStore.inMemory()
+        let ceiling = PreferenceKey<Int>("ceiling", default: 10)
+        let level = PreferenceKey<Int>("level", default: 0)
+            .constrained(to: .predicate("at most the ceiling") { $0 <= store[ceiling] })
+        try store.setValue(8, for: level)
+        #expect(store[level] == 8)
+        store[ceiling] = 5
+        #expect(throws: PreferencesError.self) { try store.setValue(7, for: level) }
+        // Written past the rule: the read tests it, reading the ceiling, and skips it.
+        try store.writeStoredValues([(StoredKey("level"), .signed(9))])
+        #expect(store[level] == 0)
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.invalidValue])
+    }
+
+    @Test("On an optional key, nil keeps every rule, whichever way the rule was written")
+    func optionalKeys() throws {
+        let shades = PreferenceKey<Theme?>("shades").constrained(to: .oneOf([.light, .dark]))
+        let even = PreferenceKey<Int?>("even").constrained(to: .predicate("even") { $0 % 2 == 0 })
+        let store = PreferencesStore.inMemory()
+        #expect(store[shades] == nil)
+        try store.setValue(.dark, for: shades)
+        try store.setValue(nil, for: shades)
+        #expect(throws: PreferencesError.self) { try store.setValue(.system, for: shades) }
+        try store.setValue(4, for: even)
+        #expect(throws: PreferencesError.self) { try store.setValue(3, for: even) }
+        try store.setValue(nil, for: even)
+        #expect(store.storedKeys().isEmpty)
+    }
+
+    @Test("accepts(_:) tells beforehand what a write would refuse")
+    func accepts() {
+        #expect(zoom.accepts(150))
+        #expect(!zoom.accepts(201))
+        #expect(!nickname.accepts("far too long"))
+        #expect(limit.accepts(nil))
+        #expect(PreferenceKey<Int>("free", default: 0).accepts(.max))
     }
 }

@@ -19,17 +19,22 @@ final class KeyCodec<Value: Sendable>: Sendable {
     /// instructions and runs no code of the app's. Any other value is decoded outside the lock and
     /// kept decoded, so that repeated reads do not decode it again.
     let decodesInPlace: Bool
+    /// For a key with rules, its codec without them: what the schema stores a rule's bounds with,
+    /// so that one rule's bound never fails for breaking another rule.
+    let unconstrained: KeyCodec?
 
     init(
         encode: @escaping @Sendable (Value) throws(EncodeFailure) -> StoredValue?,
         decode: @escaping @Sendable (StoredValue) throws(DecodeFailure) -> Value,
         decodeOverride: @escaping @Sendable (Data) throws(DecodeFailure) -> Value,
-        decodesInPlace: Bool
+        decodesInPlace: Bool,
+        unconstrained: KeyCodec? = nil
     ) {
         self.encode = encode
         self.decode = decode
         self.decodeOverride = decodeOverride
         self.decodesInPlace = decodesInPlace
+        self.unconstrained = unconstrained
     }
 
     /// Encodes a value: `encode`, called from a method of the codec so that the call borrows the
@@ -43,15 +48,29 @@ final class KeyCodec<Value: Sendable>: Sendable {
     /// Found by trying one sample of each kind, so that no type has to declare its kind; what the
     /// schema records, and what `prefs write` checks a value against.
     var acceptedKinds: [StoredKind] {
-        StoredKind.allCases.filter { kind in
-            do throws(DecodeFailure) {
-                _ = try decode(kind.sample)
-                return true
-            } catch {
-                switch error {
-                case .mismatch: return false
-                case .invalid, .ruleBroken: return true
-                }
+        StoredKind.allCases.filter { reads($0.sample) }
+    }
+
+    /// For a key that reads an array or a dictionary, the kinds its items may be, found as
+    /// ``acceptedKinds`` are, one item at a time; empty for any other key.
+    var acceptedItemKinds: [StoredKind] {
+        let kinds = acceptedKinds
+        let collection: ((StoredValue) -> StoredValue)? =
+            kinds.contains(.array)
+            ? { .array([$0]) } : kinds.contains(.dictionary) ? { .dictionary(["item": $0]) } : nil
+        guard let collection else { return [] }
+        return StoredKind.allCases.filter { reads(collection($0.sample)) }
+    }
+
+    /// Whether the decoder takes a value for its kind: anything but a mismatch.
+    private func reads(_ sample: StoredValue) -> Bool {
+        do throws(DecodeFailure) {
+            _ = try decode(sample)
+            return true
+        } catch {
+            switch error {
+            case .mismatch: return false
+            case .invalid, .ruleBroken: return true
             }
         }
     }
@@ -72,22 +91,6 @@ enum DecodeFailure: Error {
     case invalid(String)
     /// The value decodes, but breaks one of the key's rules.
     case ruleBroken(BrokenRule)
-}
-
-/// A value that breaks a rule, and the rule, for a message.
-///
-/// A class, so that the failure stays one word wide: the read path of every key, rules or none,
-/// returns its failures through the same type, and a wider one costs each read instructions.
-final class BrokenRule: Sendable {
-    /// The value as a message shows it.
-    let value: String
-    /// What the rule asks, completing "must be".
-    let rule: String
-
-    init(value: String, rule: String) {
-        self.value = value
-        self.rule = rule
-    }
 }
 
 extension KeyCodec {

@@ -7,7 +7,7 @@ public import Foundation
 ///
 /// ```swift
 /// extension PreferenceKeys {
-///     static let installation = PreferenceKey<UUID>("installation", default: UUID(), codec: .uuidString)
+///     static let installation = PreferenceKey<UUID?>("installation", codec: .uuidString)
 ///     static let accent = PreferenceKey<Colour>(
 ///         "accent", default: .blue,
 ///         codec: PreferenceCodec(encode: { [$0.red, $0.green, $0.blue] }, decode: Colour.init(components:)))
@@ -28,9 +28,10 @@ public struct PreferenceCodec<Value: Sendable, Stored: DirectPreferenceValue>: S
     /// - Parameters:
     ///   - encode: Turns a value into what is stored. An error it throws fails the write with
     ///     ``PreferencesError/Code/encodingFailed`` and writes nothing.
-    ///   - decode: Turns what is stored back into a value. An error it throws is reported as
-    ///     ``PreferencesError/Code/decodingFailed``, and the read returns the key's default; the
-    ///     stored value is left untouched.
+    ///   - decode: Turns what is stored back into a value. An error it throws for a stored value is
+    ///     reported as ``PreferencesError/Code/decodingFailed``, and the read returns the key's
+    ///     default; the stored value is left untouched. For a launch argument, environment variable or
+    ///     managed setting, the value is reported as ``PreferencesError/Code/typeMismatch`` and skipped.
     public init(
         encode: @escaping @Sendable (Value) throws -> Stored,
         decode: @escaping @Sendable (Stored) throws -> Value
@@ -70,36 +71,5 @@ struct CodecFailure: Error, CustomStringConvertible {
 
     init(_ description: String) {
         self.description = description
-    }
-}
-
-extension KeyCodec {
-    /// The codec of a key declared with a ``PreferenceCodec``.
-    ///
-    /// The stored type's own, with the conversion on either side; made for each key, since the
-    /// conversion is the app's.
-    convenience init<Stored>(_ custom: PreferenceCodec<Value, Stored>) {
-        let stored = Stored._preferenceCodec
-        @Sendable func value(from storedValue: Stored) throws(DecodeFailure) -> Value {
-            do {
-                return try custom.decode(storedValue)
-            } catch {
-                throw .invalid(describe(error))
-            }
-        }
-        self.init(
-            encode: { value throws(EncodeFailure) in
-                do {
-                    return stored.encode(try custom.encode(value))
-                } catch {
-                    throw .encoderFailed(describe(error))
-                }
-            },
-            decode: { storedValue throws(DecodeFailure) in try value(from: try stored.decode(storedValue)) },
-            decodeOverride: { json throws(DecodeFailure) in
-                try value(from: try OverrideText.decode(Stored.self, from: json))
-            },
-            decodesInPlace: false
-        )
     }
 }

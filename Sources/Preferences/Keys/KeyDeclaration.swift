@@ -9,6 +9,8 @@ package struct KeyDeclaration: Sendable {
     package let typeName: String
     /// The kinds of stored value the key reads.
     package let kinds: [StoredKind]
+    /// For a key that reads an array or a dictionary, the kinds its items may be; else empty.
+    package let itemKinds: [StoredKind]
     /// The default, stored as the key would store it; `nil` for `nil` and computed defaults.
     package let defaultValue: StoredValue?
     /// Whether each store computes the default.
@@ -36,6 +38,7 @@ package struct KeyDeclaration: Sendable {
             "name": .string(key.name),
             "type": .string(typeName),
             "kinds": .array(kinds.map { .string($0.rawValue) }),
+            "itemKinds": .array(itemKinds.map { .string($0.rawValue) }),
             "computesDefault": .bool(computesDefault),
         ]
         fields["default"] = defaultValue
@@ -57,7 +60,8 @@ extension KeyDeclaration {
         self.init(
             key: ResolvedKey(namespace: namespace, name: name),
             typeName: typeName,
-            kinds: kinds.compactMap { if case .string(let kind) = $0 { StoredKind(rawValue: kind) } else { nil } },
+            kinds: Self.kinds(in: kinds),
+            itemKinds: { if case .array(let kinds)? = fields["itemKinds"] { Self.kinds(in: kinds) } else { [] } }(),
             defaultValue: fields["default"],
             computesDefault: fields["computesDefault"] == .bool(true),
             summary: { if case .string(let summary)? = fields["summary"] { summary } else { nil } }(),
@@ -66,6 +70,13 @@ extension KeyDeclaration {
             }(),
             readingFailure: nil
         )
+    }
+}
+
+extension KeyDeclaration {
+    /// The kinds a schema entry lists, leaving out any a later version added.
+    private static func kinds(in list: [StoredValue]) -> [StoredKind] {
+        list.compactMap { if case .string(let kind) = $0 { StoredKind(rawValue: kind) } else { nil } }
     }
 }
 

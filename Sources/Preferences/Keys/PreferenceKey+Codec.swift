@@ -2,7 +2,7 @@ extension PreferenceKey {
     /// Creates a key stored through a codec of your own: as the native type the codec stores.
     ///
     /// ```swift
-    /// static let installation = PreferenceKey<UUID>("installation", default: UUID(), codec: .uuidString)
+    /// static let favourites = PreferenceKey<Set<String>>("favourites", default: [], codec: .sortedArray())
     /// ```
     ///
     /// - Parameters:

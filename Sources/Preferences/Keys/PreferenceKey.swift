@@ -134,38 +134,6 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
             computeDefault: computeDefault, summary: summary, rules: rules)
     }
 
-    /// The same key, with a rule its values must keep.
-    ///
-    /// ```swift
-    /// static let zoom = PreferenceKey<Int>("zoom", default: 100).constrained(to: .range(50...200))
-    /// ```
-    ///
-    /// Give several rules by calling it again; a value must keep them all. See ``PreferenceRule``
-    /// for what happens to a value that breaks one.
-    ///
-    /// A default that breaks the rule is a programming error: declaring the key stops the program
-    /// with a message naming the key and the rule.
-    ///
-    /// - Parameter rule: What the key's values must be.
-    /// - Returns: A key with the same name, namespace, type, default and summary, and the rule.
-    public func constrained(to rule: PreferenceRule<Value>) -> PreferenceKey<Value> {
-        precondition(
-            rule.admits(defaultValue),
-            "The default of key '\(name)' must be \(rule.description), but is \(describeValue(defaultValue))")
-        return PreferenceKey(
-            name: name, namespace: namespace, defaultValue: defaultValue, codec: codec.constrained(by: rule),
-            computeDefault: computeDefault, summary: summary, rules: rules + [RuleDeclaration(rule, codec: codec)])
-    }
-
-    /// The same optional key, with a rule its values other than `nil` must keep.
-    ///
-    /// - Parameter rule: What the key's values must be, when it has one.
-    /// - Returns: A key with the same name, namespace, type, default and summary, and the rule.
-    public func constrained<Wrapped>(to rule: PreferenceRule<Wrapped>) -> PreferenceKey<Value>
-    where Value == Wrapped? {
-        constrained(to: rule.allowingNil)
-    }
-
     override func resolvedKey(appNamespace: String) -> ResolvedKey {
         guard isInAppNamespace, appNamespace != PreferenceNamespace.defaultAppNamespace else {
             return defaultResolvedKey
@@ -189,6 +157,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
             key: resolvedKey(appNamespace: appNamespace),
             typeName: typeName(Value.self),
             kinds: codec.acceptedKinds,
+            itemKinds: codec.acceptedItemKinds,
             defaultValue: hasComputedDefault ? nil : (try? codec.encode(defaultValue)) ?? nil,
             computesDefault: hasComputedDefault,
             summary: summary,

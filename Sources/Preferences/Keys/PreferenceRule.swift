@@ -37,7 +37,9 @@ public struct PreferenceRule<Value: Sendable>: Sendable, CustomStringConvertible
     /// A rule of your own: a sentence saying what it asks, and a test.
     ///
     /// Tools cannot run your test, so `prefs write` cannot refuse a value that breaks it; the app
-    /// reports such a value and skips it when it reads it.
+    /// reports such a value and skips it when it reads it. The test may read the store, but should
+    /// depend on the value alone: a store tests a stored value once, when it first decodes it, not
+    /// again when something the test read changes.
     ///
     /// - Parameters:
     ///   - description: What the rule asks, completing "must be": `a multiple of 5`.
@@ -94,6 +96,16 @@ extension PreferenceRule where Value: Equatable {
     }
 }
 
+extension PreferenceRule {
+    /// Only the values listed, or `nil`: for an optional key, whose `nil` is no value at all.
+    ///
+    /// - Parameter values: The values allowed.
+    /// - Returns: The rule.
+    public static func oneOf<Wrapped: Equatable>(_ values: [Wrapped]) -> PreferenceRule where Value == Wrapped? {
+        PreferenceRule<Wrapped>.oneOf(values).allowingNil
+    }
+}
+
 extension PreferenceRule where Value == String {
     /// Strings of at most this many characters.
     ///
@@ -114,37 +126,6 @@ extension PreferenceRule where Value: Collection {
         PreferenceRule(
             description: "at most \(maximum) items", admits: { $0.count <= maximum }, form: .maximumCount(maximum))
     }
-}
-
-extension KeyCodec {
-    /// The codec of a key with a rule: this codec, refusing a value that breaks it both ways.
-    func constrained(by rule: PreferenceRule<Value>) -> KeyCodec {
-        @Sendable func checked(_ value: Value) throws(DecodeFailure) -> Value {
-            guard rule.admits(value) else {
-                throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
-            }
-            return value
-        }
-        return KeyCodec(
-            encode: { value throws(EncodeFailure) in
-                guard rule.admits(value) else {
-                    throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
-                }
-                return try self.encode(value)
-            },
-            decode: { stored throws(DecodeFailure) in try checked(try self.decode(stored)) },
-            decodeOverride: { json throws(DecodeFailure) in try checked(try self.decodeOverride(json)) },
-            decodesInPlace: decodesInPlace
-        )
-    }
-}
-
-/// A value as a message shows it: a string in quotes, anything else as it describes itself.
-func describeValue(_ value: Any) -> String {
-    if let text = value as? String {
-        return "'\(text)'"
-    }
-    return String(describing: value)
 }
 
 extension PreferenceRule {

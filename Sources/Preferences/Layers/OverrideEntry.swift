@@ -29,13 +29,14 @@ final class OverrideEntry: Sendable {
     private let candidates: [OverrideValue]
 
     private struct Reading {
-        var type: ObjectIdentifier
+        /// The codec that read: held, so that no other can be made at its address.
+        var codec: AnyObject
         /// The value that read, and its layer; `nil` when none read as the type.
         var value: (any Sendable)?
         var source: PreferenceSource?
     }
 
-    /// The last type read, with its result: overrides rarely change, so each reads once.
+    /// The last codec read through, with its result: overrides rarely change, so each reads once.
     private let lastReading = Locked<Reading?>(nil)
 
     init(values: [OverrideValue]) {
@@ -65,8 +66,7 @@ final class OverrideEntry: Sendable {
         with codec: KeyCodec<Value>,
         report: ([(OverrideValue, DecodeFailure)]) -> Void
     ) -> (value: Value, source: PreferenceSource)? {
-        let type = ObjectIdentifier(Value.self)
-        if let reading = lastReading.withLock({ $0 }), reading.type == type {
+        if let reading = lastReading.withLock({ $0 }), reading.codec === codec {
             guard let value = reading.value, let source = reading.source else { return nil }
             return (value as! Value, source)
         }
@@ -89,7 +89,7 @@ final class OverrideEntry: Sendable {
             }
             failures.append((candidate, failure))
         }
-        lastReading.withLock { $0 = Reading(type: type, value: found?.value, source: found?.source) }
+        lastReading.withLock { $0 = Reading(codec: codec, value: found?.value, source: found?.source) }
         if !failures.isEmpty {
             report(failures)
         }

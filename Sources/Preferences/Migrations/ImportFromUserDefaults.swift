@@ -53,7 +53,8 @@ public struct ImportFromUserDefaults: PreferencesMigration {
 
         enum Reading {
             case value(StoredValue)
-            case mismatch(String)
+            /// Why the value does not fit, and the code to report it with.
+            case mismatch(String, PreferencesError.Code)
         }
 
         /// Imports the value stored under `sourceName` (the key's own name if `nil`) into `key`.
@@ -63,24 +64,79 @@ public struct ImportFromUserDefaults: PreferencesMigration {
         ///   - sourceName: The name of the value in the source.
         /// - Returns: The key to import.
         public static func key<Value>(_ key: PreferenceKey<Value>, from sourceName: String? = nil) -> Key {
+            Key(key, from: sourceName) { _ in [] }
+        }
+
+        /// Imports the value stored under `sourceName` (the key's own name if `nil`) into a key of
+        /// a `Codable` enum: also from the JSON text of its raw value, as sindresorhus/Defaults
+        /// keeps one (`"2"` for an `Int` raw value).
+        ///
+        /// - Parameters:
+        ///   - key: The typed key to import into; its type decides how the value is read.
+        ///   - sourceName: The name of the value in the source.
+        /// - Returns: The key to import.
+        public static func key<Value: RawRepresentable & Codable>(
+            _ key: PreferenceKey<Value>, from sourceName: String? = nil
+        ) -> Key where Value.RawValue: DirectPreferenceValue {
             let codec = key.codec
-            return Key(sourceName: sourceName ?? key.name, target: StoredKey(key.name, in: key.namespace)) { object in
-                let candidates = PropertyListValue.candidates(for: object)
+            return Key(key, from: sourceName) { object in
+                decodedJSON(in: object, as: Value.self).flatMap { (try? codec.encode($0)) ?? nil }.map { [$0] } ?? []
+            }
+        }
+
+        /// Imports the value stored under `sourceName` (the key's own name if `nil`) into a key of
+        /// an optional `Codable` enum: also from the JSON text of its raw value, as
+        /// sindresorhus/Defaults keeps one.
+        ///
+        /// - Parameters:
+        ///   - key: The typed key to import into; its type decides how the value is read.
+        ///   - sourceName: The name of the value in the source.
+        /// - Returns: The key to import.
+        public static func key<Wrapped: RawRepresentable & Codable>(
+            _ key: PreferenceKey<Wrapped?>, from sourceName: String? = nil
+        ) -> Key where Wrapped.RawValue: DirectPreferenceValue {
+            let codec = key.codec
+            return Key(key, from: sourceName) { object in
+                decodedJSON(in: object, as: Wrapped.self).flatMap { (try? codec.encode($0)) ?? nil }.map { [$0] } ?? []
+            }
+        }
+
+        /// A key whose value is read, in order, as a property list holds it, as Defaults keeps
+        /// it, and then as `moreReadings` reads it; each reading computed only if the last failed.
+        private init<Value>(
+            _ key: PreferenceKey<Value>, from sourceName: String?,
+            moreReadings: @escaping @Sendable (Any) -> [StoredValue]
+        ) {
+            let codec = key.codec
+            self.sourceName = sourceName ?? key.name
+            target = StoredKey(key.name, in: key.namespace)
+            read = { object in
+                let plain = PropertyListValue.candidates(for: object)
+                let readings = [{ plain }, { DefaultsLibraryValue.candidates(for: object) }, { moreReadings(object) }]
                 var brokenRule: BrokenRule?
-                for candidate in candidates + DefaultsLibraryValue.candidates(for: object) {
-                    do throws(DecodeFailure) {
-                        _ = try codec.decode(candidate)
-                        return .value(candidate)
-                    } catch {
-                        if case .ruleBroken(let broken) = error { brokenRule = broken }
+                for reading in readings {
+                    for candidate in reading() {
+                        do throws(DecodeFailure) {
+                            _ = try codec.decode(candidate)
+                            return .value(candidate)
+                        } catch {
+                            if case .ruleBroken(let broken) = error { brokenRule = broken }
+                        }
                     }
                 }
                 if let brokenRule {
-                    return .mismatch("holds \(brokenRule.value), but the key must be \(brokenRule.rule)")
+                    return .mismatch("holds \(brokenRule.value), but the key must be \(brokenRule.rule)", .invalidValue)
                 }
-                let stored = candidates.first?.kindDescription ?? "\(type(of: object))"
-                return .mismatch("holds \(withArticle(stored)), which does not read as \(typeName(Value.self))")
+                let stored = plain.first?.kindDescription ?? "\(type(of: object))"
+                return .mismatch(
+                    "holds \(withArticle(stored)), which does not read as \(typeName(Value.self))", .typeMismatch)
             }
+        }
+
+        /// The value a string of JSON text holds, decoded as `Value`; `nil` if it holds none.
+        private static func decodedJSON<Value: Decodable>(in object: Any, as type: Value.Type) -> Value? {
+            guard let text = object as? String else { return nil }
+            return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
         }
     }
 
@@ -140,7 +196,7 @@ public struct ImportFromUserDefaults: PreferencesMigration {
             case .value(let value):
                 preferences.setStoredValue(value, at: place)
                 imported += 1
-            case .mismatch(let reason):
+            case .mismatch(let reason, let code):
                 let storedKey = preferences.storedKey(for: place)
                 if policy == .fail {
                     throw PreferencesError(
@@ -148,7 +204,8 @@ public struct ImportFromUserDefaults: PreferencesMigration {
                 }
                 preferences.report(
                     PreferencesError(
-                        .skippedImportValue(migration: id, key: storedKey, sourceName: key.sourceName, reason: reason)))
+                        .skippedImportValue(
+                            migration: id, key: storedKey, source: "'\(key.sourceName)'", reason: reason, code: code)))
                 skipped.append("'\(key.sourceName)' \(reason)")
             }
         }

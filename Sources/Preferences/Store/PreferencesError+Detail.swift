@@ -16,10 +16,11 @@ extension PreferencesError {
         /// A managed settings file that does not read (code `fileOperationFailed`).
         case unreadableSettings(path: String, reason: String, keepsEarlierSettings: Bool)
         case importFailed(key: StoredKey?, reason: String)
-        /// A value that breaks a key's rule; `origin` is where it was found, `nil` for a write.
+        /// A value that breaks a key's rule, and where it was found.
         case invalidValue(key: StoredKey, value: String, rule: String, origin: ValueOrigin)
-        /// A value an import migration left out, the rest applied (code `typeMismatch`).
-        case skippedImportValue(migration: String, key: StoredKey, sourceName: String, reason: String)
+        /// A value an import migration left out, recorded as applied without it: `code` says why
+        /// (`typeMismatch`, `decodingFailed` or `invalidValue`).
+        case skippedImportValue(migration: String, key: StoredKey, source: String, reason: String, code: Code)
 
         var code: Code {
             switch self {
@@ -36,7 +37,7 @@ extension PreferencesError {
             case .unreadableOverride: .typeMismatch
             case .unreadableSettings: .fileOperationFailed
             case .importFailed: .importFailed
-            case .skippedImportValue: .typeMismatch
+            case .skippedImportValue(_, _, _, _, let code): code
             case .invalidValue: .invalidValue
             }
         }
@@ -45,7 +46,7 @@ extension PreferencesError {
             switch self {
             case .typeMismatch(let key, _, _), .decodingFailed(let key, _, _), .encodingFailed(let key, _, _),
                 .conflictingValueTypes(let key, _, _), .valueForced(let key, _),
-                .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _),
+                .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _, _),
                 .invalidValue(let key, _, _, _):
                 key
             case .migrationFailed(_, let key, _), .importFailed(let key, _):
@@ -110,10 +111,9 @@ extension PreferencesError {
                 case .layer(let origin):
                     "Key '\(key)' must be \(rule), but the \(origin) holds \(value). It was skipped."
                 }
-            case .skippedImportValue(let migration, let key, let sourceName, let reason):
-                "Migration '\(migration)' left key '\(key)' out: '\(sourceName)' \(clause(reason)). It imported "
-                    + "the other values and was recorded as applied, so this value is not imported again; "
-                    + "it was left where it was."
+            case .skippedImportValue(let migration, let key, let source, let reason, _):
+                "Migration '\(migration)' left key '\(key)' out: \(source) \(clause(reason)). It was recorded as "
+                    + "applied without it, so the value is not imported again; it was left where it was."
             case .unreadableSettings(let path, let reason, let keepsEarlierSettings):
                 "The managed settings file '\(path)' cannot be read: \(reason). "
                     + (keepsEarlierSettings
@@ -161,6 +161,14 @@ struct DamageReport: Hashable, Sendable, CustomStringConvertible {
 /// A reason as a clause within a sentence: without its closing period.
 private func clause(_ reason: String) -> Substring {
     reason.hasSuffix(".") ? reason.dropLast() : reason[...]
+}
+
+/// A value as a message shows it: a string in quotes, anything else as it describes itself.
+func describeValue(_ value: Any) -> String {
+    if let text = value as? String {
+        return "'\(text)'"
+    }
+    return String(describing: value)
 }
 
 /// A kind or type name after "a" or "an": "an array", "a URL", "a String".

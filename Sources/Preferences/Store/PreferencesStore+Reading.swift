@@ -54,8 +54,9 @@ extension PreferencesStore {
     ///
     /// - Parameter key: The key to read.
     /// - Returns: The value, or `nil` if no override and nothing stored holds one.
-    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch`` or
-    ///   ``PreferencesError/Code/decodingFailed``, naming the key, what is stored and what was expected.
+    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/typeMismatch``,
+    ///   ``PreferencesError/Code/decodingFailed`` or ``PreferencesError/Code/invalidValue`` (a stored
+    ///   value that breaks one of the key's rules), naming the key, what is stored and what was expected.
     public func value<Value>(for key: PreferenceKey<Value>) throws -> Value? {
         try storedValue(for: key)
     }
@@ -204,7 +205,7 @@ extension PreferencesStore {
         }
         guard slot.hasStored else { return nil }
         // Decoded outside the lock: a type's `init(from:)` or `init(rawValue:)` is code of the app's.
-        if let decoded = slot.decoded, decoded.read(into: &value) {
+        if let decoded = slot.decoded, decoded.read(into: &value, decodedBy: codec) {
             return .stored
         }
         do throws(DecodeFailure) {
@@ -212,7 +213,7 @@ extension PreferencesStore {
         } catch {
             throw readFailure(error, key: storedKey(for: resolvedKey), stored: slot.stored, expected: Value.self)
         }
-        cache(Decoded(value), for: resolvedKey, generation: slot.generation)
+        cache(Decoded(value, decodedBy: codec), for: resolvedKey, generation: slot.generation)
         return .stored
     }
 

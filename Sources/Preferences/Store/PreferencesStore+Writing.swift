@@ -8,9 +8,10 @@ extension PreferencesStore {
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key to store it under.
-    /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/encodingFailed`` if the value cannot be
-    ///   encoded, ``PreferencesError/Code/valueForced`` if a managed setting forces the key, or the
-    ///   backend's error if it cannot be written. Nothing changes when it throws.
+    /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/invalidValue`` if the value breaks one
+    ///   of the key's rules, ``PreferencesError/Code/encodingFailed`` if it cannot be encoded,
+    ///   ``PreferencesError/Code/valueForced`` if a managed setting forces the key, or the backend's
+    ///   error if it cannot be written. Nothing changes when it throws.
     @_specialize(where Value == Int)
     @_specialize(where Value == Bool)
     @_specialize(where Value == Double)
@@ -63,8 +64,8 @@ extension PreferencesStore {
     ///   - body: Changes the value in place; it may return a result.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` throws, or a ``PreferencesError`` if the stored value cannot be read as
-    ///   the key's type (the body does not run) or the new value cannot be written. Nothing changes
-    ///   when it throws.
+    ///   the key's type (the body does not run), or the new value breaks one of the key's rules
+    ///   (``PreferencesError/Code/invalidValue``) or cannot be written. Nothing changes when it throws.
     @discardableResult
     public func update<Value, Result>(_ key: PreferenceKey<Value>, _ body: (inout Value) throws -> Result) throws
         -> Result
@@ -96,8 +97,8 @@ extension PreferencesStore {
     ///     ``PreferencesChange/writeIdentifier``: a sync loop can tag its own writes and skip them.
     ///   - body: Reads and writes through the transaction it is given.
     /// - Returns: What `body` returned.
-    /// - Throws: What `body` throws, or a ``PreferencesError`` if a value cannot be encoded or the batch
-    ///   cannot be written.
+    /// - Throws: What `body` throws, or a ``PreferencesError`` if a value breaks a rule of its key's or
+    ///   cannot be encoded, or the batch cannot be written.
     @discardableResult
     public func transaction<Result>(
         durability: Durability? = nil,

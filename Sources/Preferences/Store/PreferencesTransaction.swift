@@ -76,7 +76,8 @@ public struct PreferencesTransaction: ~Copyable {
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key to store it under.
-    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/encodingFailed`` if the value cannot be encoded.
+    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/invalidValue`` if the value
+    ///   breaks one of the key's rules, or ``PreferencesError/Code/encodingFailed`` if it cannot be encoded.
     public mutating func setValue<Value>(_ value: Value, for key: PreferenceKey<Value>) throws {
         var change = try store.change(setting: value, for: key)
         if isMigration {

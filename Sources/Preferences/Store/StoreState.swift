@@ -332,30 +332,37 @@ final class Slot {
     }
 }
 
-/// A stored value decoded as one type, kept so that the next read of that type need not decode it.
+/// A stored value decoded by one key codec, kept so that the next read through that codec need not
+/// decode it.
 ///
-/// A reference, so that a read copies one pointer out of the slot rather than an existential. The
+/// Keyed by the codec, not the type: two keys of one type may store it differently (a codec of
+/// the app's) or admit different values (rules), and neither may read what the other decoded. A
+/// reference, so that a read copies one pointer out of the slot rather than an existential. The
 /// value itself is in the subclass for its type, ``Decoded``.
 class DecodedValue: @unchecked Sendable {
     // `@unchecked` because the compiler cannot see that the only subclass, `Decoded`, holds a
     // `Sendable` value in a constant.
 
-    /// The type of the value, compared before the value is read, so that reading it needs no cast
-    /// the runtime checks (see ``read(into:)``).
-    let type: ObjectIdentifier
+    /// The codec that decoded the value.
+    ///
+    /// Compared before the value is read, so that reading it needs no cast the runtime checks (see
+    /// ``read(into:decodedBy:)``). Held, so that no other codec can be made at its address while
+    /// the value is kept.
+    let codec: AnyObject
 
-    fileprivate init(type: ObjectIdentifier) {
-        self.type = type
+    fileprivate init(codec: AnyObject) {
+        self.codec = codec
     }
 
-    /// Copies the value into `value` if it was decoded as `Value`; returns whether it was.
+    /// Copies the value into `value` if `codec` decoded it; returns whether it did.
     ///
     /// Not an optional result: unspecialised code (an app's type reads through it) would look up
     /// `Optional<Value>`'s metadata on every read.
     @inline(__always)
-    func read<Value: Sendable>(into value: inout Value) -> Bool {
-        guard type == ObjectIdentifier(Value.self) else { return false }
-        // The type matched, so this object is a `Decoded<Value>`: no cast to check at run time.
+    func read<Value: Sendable>(into value: inout Value, decodedBy codec: KeyCodec<Value>) -> Bool {
+        guard self.codec === codec else { return false }
+        // A `KeyCodec<Value>` decoded it, so this object is a `Decoded<Value>`: no cast to check
+        // at run time.
         value = unsafeDowncast(self, to: Decoded<Value>.self).value
         return true
     }
@@ -365,8 +372,8 @@ class DecodedValue: @unchecked Sendable {
 final class Decoded<Value: Sendable>: DecodedValue, @unchecked Sendable {
     let value: Value
 
-    init(_ value: Value) {
+    init(_ value: Value, decodedBy codec: KeyCodec<Value>) {
         self.value = value
-        super.init(type: ObjectIdentifier(Value.self))
+        super.init(codec: codec)
     }
 }

@@ -71,7 +71,10 @@ extension ValueText {
             let templates: [String: StoredValue] = if case .dictionary(let items)? = template { items } else { [:] }
             var values: [String: StoredValue] = [:]
             for (name, item) in items {
-                values[name] = try stored(item, like: templates[name] ?? templates.values.first)
+                // An item of the same name shows what this one is; else any item does, the same
+                // one each time.
+                let itemTemplate = templates[name] ?? templates.min { $0.key < $1.key }?.value
+                values[name] = try stored(item, like: itemTemplate)
             }
             return .dictionary(values)
         }

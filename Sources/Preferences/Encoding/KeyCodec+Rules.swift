@@ -1,0 +1,43 @@
+extension KeyCodec {
+    /// The codec of a key with a rule: this codec, refusing a value that breaks the rule both ways.
+    ///
+    /// It decodes outside the store's lock, whatever this codec does: a rule's test is the app's
+    /// code (a predicate, or the type's `==` or `<`), which may read the store.
+    func constrained(by rule: PreferenceRule<Value>) -> KeyCodec {
+        @Sendable func checked(_ value: Value) throws(DecodeFailure) -> Value {
+            guard rule.admits(value) else {
+                throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
+            }
+            return value
+        }
+        return KeyCodec(
+            encode: { value throws(EncodeFailure) in
+                guard rule.admits(value) else {
+                    throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
+                }
+                return try self.encode(value)
+            },
+            decode: { stored throws(DecodeFailure) in try checked(try self.decode(stored)) },
+            decodeOverride: { json throws(DecodeFailure) in try checked(try self.decodeOverride(json)) },
+            decodesInPlace: false,
+            unconstrained: unconstrained ?? self
+        )
+    }
+}
+
+/// A value that breaks a rule, and the rule, for a message.
+///
+/// A class, so that the failure it is carried in is no wider than it was without rules: the read
+/// path of every key, rules or none, returns its failures through the same type, and a wider one
+/// costs each read instructions.
+final class BrokenRule: Sendable {
+    /// The value as a message shows it.
+    let value: String
+    /// What the rule asks, completing "must be".
+    let rule: String
+
+    init(value: String, rule: String) {
+        self.value = value
+        self.rule = rule
+    }
+}
