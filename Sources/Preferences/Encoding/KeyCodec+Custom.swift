@@ -11,7 +11,7 @@ extension KeyCodec {
             do {
                 return try custom.decode(storedValue)
             } catch {
-                throw .invalid(describe(error))
+                throw .invalid(Explanation(describe(error)))
             }
         }
         self.init(

@@ -27,9 +27,7 @@ extension KeyCodec {
 
 /// A value that breaks a rule, and the rule, for a message.
 ///
-/// A class, so that the failure it is carried in is no wider than it was without rules: the read
-/// path of every key, rules or none, returns its failures through the same type, and a wider one
-/// costs each read instructions.
+/// A class, as ``Explanation`` is, so that the failure it is carried in stays one word wide.
 final class BrokenRule: Sendable {
     /// The value as a message shows it.
     let value: String

@@ -120,7 +120,7 @@ extension PreferencesStore {
                     PreferencesError(
                         .unreadableOverride(
                             key: storedKey, origin: value.origin, text: value.text, expected: typeName(expected),
-                            reason: reason))
+                            reason: reason.text))
                 case .mismatch:
                     PreferencesError(
                         .unreadableOverride(

@@ -350,7 +350,7 @@ extension PreferencesStore {
         case .mismatch:
             .typeMismatch(key: key, stored: stored, expected: expected)
         case .invalid(let reason):
-            PreferencesError(.decodingFailed(key: key, expected: typeName(expected), reason: reason))
+            PreferencesError(.decodingFailed(key: key, expected: typeName(expected), reason: reason.text))
         case .ruleBroken(let broken):
             PreferencesError(.invalidValue(key: key, value: broken.value, rule: broken.rule, origin: .stored))
         }
