@@ -20,6 +20,9 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "Preferences", targets: ["Preferences"]),
+        // SwiftUI's pieces, apart, so that the library links no SwiftUI into `prefs`, extensions
+        // and apps without views. Empty where SwiftUI is not.
+        .library(name: "PreferencesSwiftUI", targets: ["PreferencesSwiftUI"]),
         .executable(name: "prefs", targets: ["prefs"]),
     ],
     targets: [
@@ -30,6 +33,11 @@ let package = Package(
             // `UserDefaults` for the suite backend and imports (CA92.1, and 1C8F.1 for app groups), and
             // for the managed app configuration the standard store reads (AC6B.1).
             resources: [.copy("PrivacyInfo.xcprivacy")],
+            swiftSettings: upcomingFeatures + strictSettings
+        ),
+        .target(
+            name: "PreferencesSwiftUI",
+            dependencies: ["Preferences"],
             swiftSettings: upcomingFeatures + strictSettings
         ),
         // What Swift cannot say itself: atomics on words of a page several processes map, the robust

@@ -1,4 +1,5 @@
 #if canImport(SwiftUI)
+    public import Preferences
     public import SwiftUI
 
     // Apple platforms only, and so never compiled on the project's Linux machines: a few lines over
