@@ -169,8 +169,8 @@ extension PreferencesStore {
     /// On Apple platforms, `Application Support/<bundle identifier>/preferences.store`. On Linux,
     /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
     /// `XDG_CONFIG_HOME` is unset, where the name is the bundle identifier if there is one and the
-    /// process name otherwise. To share values between an app and its extensions, open a store in
-    /// the app group's container with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)`` instead.
+    /// process name otherwise. To share values between an app and its extensions, open the app
+    /// group's store with ``init(appGroup:durability:ifDamaged:overrides:)`` instead.
     public static var standardFileURL: URL {
         standardFileURL(identifier: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
     }
@@ -178,16 +178,18 @@ extension PreferencesStore {
     /// Where the standard store of the program with this bundle identifier or process name is:
     /// how a tool finds another program's store.
     package static func standardFileURL(identifier: String) -> URL {
-        standardDirectory.appendingPathComponent(identifier, isDirectory: true)
+        standardDirectory().appendingPathComponent(identifier, isDirectory: true)
             .appendingPathComponent("preferences.store", isDirectory: false)
     }
 
-    private static var standardDirectory: URL {
+    /// The folder the standard store's folder is in, given the process's environment.
+    static func standardDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
         #if canImport(Darwin)
             return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         #else
-            if let configuration = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/")
-            {
+            if let configuration = environment["XDG_CONFIG_HOME"], configuration.hasPrefix("/") {
                 return URL(fileURLWithPath: configuration, isDirectory: true)
             }
             return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config", isDirectory: true)
