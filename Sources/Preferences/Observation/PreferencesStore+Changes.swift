@@ -144,7 +144,7 @@ extension PreferencesStore {
 
     /// Observes one key; `start` receives its value as of the moment observing began, with no
     /// commit in between.
-    private func observe<Value>(
+    func observe<Value>(
         _ key: PreferenceKey<Value>,
         handler: @escaping @Sendable (Value, PreferencesChange) -> Void,
         start: (Value) -> Void
