@@ -154,8 +154,18 @@ extension PreferencesStore {
     /// ask for `standard` again rather than keeping a store it returned while it could not open.
     /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)`` to handle that case
     /// yourself.
+    ///
+    /// On tvOS, which keeps no local file past a purge of the app's caches, it keeps its values in
+    /// `UserDefaults.standard` instead (``init(userDefaultsSuite:appNamespace:overrides:)``), where
+    /// settings last: tvOS warns an app past 512 KB of defaults and ends it past 1 MB.
     public static var standard: PreferencesStore {
-        StandardStore.shared.current()
+        #if os(tvOS)
+            // tvOS only, and so never compiled on the project's Linux machines: the suite backend,
+            // which the tests cover. Listed in CONTRIBUTING.md.
+            StandardStore.userDefaults
+        #else
+            StandardStore.shared.current()
+        #endif
     }
 
     /// The layers ``standard`` reads above its stored values: ``OverrideLayer/launchArguments``
@@ -200,6 +210,12 @@ extension PreferencesStore {
 /// The standard store, opened on first use and opened again after a failure.
 private final class StandardStore: Sendable {
     static let shared = StandardStore()
+
+    #if os(tvOS)
+        /// The standard store on tvOS: `UserDefaults.standard`, which a suite always opens.
+        static let userDefaults = PreferencesStore(
+            userDefaultsSuite: nil, overrides: PreferencesStore.standardOverrides)
+    #endif
 
     private struct State {
         var store: PreferencesStore?
