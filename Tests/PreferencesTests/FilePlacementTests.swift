@@ -20,6 +20,29 @@ struct FilePlacementTests {
         return status
     }
 
+    @Test(arguments: [false, true])
+    func theStoresFilesAreKeptOutOfBackupsWhenAsked(excluded: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let operations = FileOperationLog()
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL, excludedFromBackup: excluded, fileSystem: operations.fileSystem)
+        store[.count] = 1
+        try store.compact()
+        let excludedPaths = operations.performed.filter { $0.0 == .excludeFromBackup }.map(\.path)
+        // The lock file always; the snapshot and the log, each written under a temporary name and
+        // renamed, only when asked.
+        #expect(excludedPaths.contains(directory.lockURL.path))
+        let storeFiles = excludedPaths.filter { $0 != directory.lockURL.path }
+        let written = operations.performed.filter { $0.0 == .write }.map(\.path)
+        if excluded {
+            #expect(storeFiles.contains { $0.hasPrefix(directory.storeURL.path + ".tmp") }, "\(storeFiles)")
+            #expect(storeFiles.contains { $0.hasPrefix(directory.logURL.path + ".tmp") }, "\(storeFiles)")
+            #expect(Set(storeFiles).isSubset(of: Set(written)), "excluded a file it did not write")
+        } else {
+            #expect(storeFiles.isEmpty, "\(storeFiles)")
+        }
+    }
+
     @Test func aStoreOpenedThroughASymbolicLinkKeepsEveryFileBesideTheRealOne() throws {
         let real = try TemporaryDirectory()
         let elsewhere = try TemporaryDirectory()

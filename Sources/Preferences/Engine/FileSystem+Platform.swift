@@ -32,12 +32,14 @@ extension FileSystem {
         #endif
     }
 
-    /// Keeps a new lock file out of backups, on Apple platforms.
+    /// Keeps a new file out of backups, on Apple platforms: every lock file, and the snapshot and
+    /// log of a store opened to be excluded.
     ///
-    /// It holds no values, and its page means nothing outside the processes that map it now. Best
-    /// effort, then: a backup that holds it anyway loses nothing, so a failure here is no reason to
-    /// refuse the store.
+    /// A lock file holds no values, and its page means nothing outside the processes that map it
+    /// now. Best effort, then: a backup that holds a file anyway loses nothing, so a failure here
+    /// is no reason to refuse the store; the seam sees the call, and cannot make it fail.
     func excludeFromBackup(_ path: String) {
+        _ = fault(.excludeFromBackup, path)
         #if canImport(Darwin)
             var url = URL(fileURLWithPath: path)
             var values = URLResourceValues()

@@ -27,6 +27,7 @@ struct FileSystem: Sendable {
         case fsyncDirectory = "fsync the directory"
         case removeDataProtection = "remove data protection from"
         case setOwnership = "set the owner and mode of"
+        case excludeFromBackup = "exclude from backups"
         case allocate = "allocate space for"
         case map
     }
@@ -59,6 +60,10 @@ struct FileSystem: Sendable {
 
     /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
     var fault: @Sendable (Operation, String) -> Int32? = { _, _ in nil }
+
+    /// Whether the snapshot and log the store writes are kept out of backups, as its lock file
+    /// always is (see ``excludeFromBackup(_:)``).
+    var excludesStoreFilesFromBackup = false
 
     /// Whether writers share memory: a mutex in the lock file's page and a mapping of the log.
     ///
@@ -243,6 +248,10 @@ struct FileSystem: Sendable {
         persistence: Persistence
     ) throws(PreferencesError) {
         try removeDataProtection(from: path)
+        if excludesStoreFilesFromBackup {
+            // Set on the file before its rename, which keeps it.
+            excludeFromBackup(path)
+        }
         var offset = 0
         while offset < bytes.count {
             let written = try check(.write, path) {

@@ -26,20 +26,24 @@ extension PreferencesStore {
     ///   - durability: How far each write goes before it returns; see ``Durability``.
     ///   - handling: What to do if the file is damaged.
     ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
+    ///   - excludedFromBackup: Whether to keep the store's files out of backups; see
+    ///     ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)``.
     /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/storeUnavailable`` if the
     ///   group has no container (the app's entitlements do not list it) or its identifier cannot
-    ///   name a folder; otherwise as ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)``.
+    ///   name a folder; otherwise as ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)``.
     public convenience init(
         appGroup identifier: String,
         durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
-        overrides: [OverrideLayer] = []
+        overrides: [OverrideLayer] = [],
+        excludedFromBackup: Bool = false
     ) throws {
         try self.init(
             fileURL: try Self.fileURL(inAppGroup: identifier) { Self.appGroupFolder($0) },
             durability: durability,
             ifDamaged: handling,
-            overrides: overrides
+            overrides: overrides,
+            excludedFromBackup: excludedFromBackup
         )
     }
 

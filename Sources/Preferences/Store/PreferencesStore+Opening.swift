@@ -25,6 +25,9 @@ extension PreferencesStore {
     ///   - durability: How far each write goes before it returns; see ``Durability``.
     ///   - handling: What to do if the file is damaged.
     ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
+    ///   - excludedFromBackup: Whether to keep the store's files out of backups (iCloud and the
+    ///     computer's), on Apple platforms: for settings the app can rebuild, or that belong to this
+    ///     device only. Its lock file is always excluded. Elsewhere it changes nothing.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
     ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
     ///   ``PreferencesError/Code/damagedFile`` if it is damaged and `handling` is ``DamageHandling/throwError``.
@@ -33,7 +36,8 @@ extension PreferencesStore {
         appNamespace: String = PreferencesStore.defaultAppNamespace,
         durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
-        overrides: [OverrideLayer] = []
+        overrides: [OverrideLayer] = [],
+        excludedFromBackup: Bool = false
     ) throws {
         try self.init(
             fileURL: fileURL,
@@ -41,6 +45,7 @@ extension PreferencesStore {
             durability: durability,
             ifDamaged: handling,
             overrides: overrides,
+            excludedFromBackup: excludedFromBackup,
             fileSystem: FileSystem()
         )
     }
@@ -72,9 +77,12 @@ extension PreferencesStore {
         durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
         overrides: [OverrideLayer] = [],
+        excludedFromBackup: Bool = false,
         fileSystem: FileSystem,
         compactionMinimumBytes: Int = PreferencesStore.defaultCompactionMinimumBytes
     ) throws(PreferencesError) {
+        var fileSystem = fileSystem
+        fileSystem.excludesStoreFilesFromBackup = excludedFromBackup
         let opened = try FileEngine.open(
             path: fileURL.path,
             throwsIfDamaged: handling == .throwError,
@@ -152,7 +160,7 @@ extension PreferencesStore {
     /// reason is reported through ``errors``. A later access, a second or more after the failure,
     /// tries to open the file again and, once it can, returns the working store from then on. So
     /// ask for `standard` again rather than keeping a store it returned while it could not open.
-    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:)`` to handle that case
+    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)`` to handle that case
     /// yourself.
     ///
     /// On tvOS, which keeps no local file past a purge of the app's caches, it keeps its values in
@@ -180,7 +188,7 @@ extension PreferencesStore {
     /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
     /// `XDG_CONFIG_HOME` is unset, where the name is the bundle identifier if there is one and the
     /// process name otherwise. To share values between an app and its extensions, open the app
-    /// group's store with ``init(appGroup:durability:ifDamaged:overrides:)`` instead.
+    /// group's store with ``init(appGroup:durability:ifDamaged:overrides:excludedFromBackup:)`` instead.
     public static var standardFileURL: URL {
         standardFileURL(identifier: Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
     }
