@@ -11,35 +11,36 @@ enum DefaultsLibraryValue {
     /// What the object means if Defaults wrote it: its JSON as a `Codable` value, and a JSON
     /// string unwrapped as text or a URL, item by item in an array or dictionary.
     static func candidates(for object: Any) -> [StoredValue] {
+        guard let plain = PropertyListValue.candidates(for: object).first else { return [] }
         var candidates: [StoredValue] = []
-        if let json = jsonText(of: object) {
+        if let json = jsonText(of: plain) {
             candidates.append(.encoded(Data(json.utf8)))
         }
-        if let text = unwrappedText(of: object) {
+        if let text = eachItem(of: plain, unwrappedJSONString) {
             candidates.append(text)
-            if let url = urlValue(of: text) {
+            if let url = eachItem(of: text, url) {
                 candidates.append(url)
             }
         }
         return candidates
     }
 
-    /// The JSON the object holds: a string of JSON text, or an array or dictionary of them.
-    private static func jsonText(of object: Any) -> String? {
-        switch object {
-        case let string as String:
-            let isJSON = (try? JSONSerialization.jsonObject(with: Data(string.utf8), options: .fragmentsAllowed)) != nil
-            return isJSON ? string : nil
-        case let array as [Any]:
-            var items: [String] = []
-            for item in array {
+    /// The JSON a value holds: a string of JSON text, or an array or dictionary of them.
+    private static func jsonText(of value: StoredValue) -> String? {
+        switch value {
+        case .string(let text):
+            let isJSON = (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)) != nil
+            return isJSON ? text : nil
+        case .array(let items):
+            var texts: [String] = []
+            for item in items {
                 guard let json = jsonText(of: item) else { return nil }
-                items.append(json)
+                texts.append(json)
             }
-            return "[" + items.joined(separator: ",") + "]"
-        case let dictionary as [String: Any]:
+            return "[" + texts.joined(separator: ",") + "]"
+        case .dictionary(let items):
             var members: [String] = []
-            for (name, item) in dictionary.sorted(by: { $0.key < $1.key }) {
+            for (name, item) in items.sorted(by: { $0.key < $1.key }) {
                 guard let json = jsonText(of: item), let quotedName = quoted(name) else { return nil }
                 members.append(quotedName + ":" + json)
             }
@@ -49,57 +50,42 @@ enum DefaultsLibraryValue {
         }
     }
 
-    /// A JSON string literal's text, as a stored string; arrays and dictionaries of them, item by item.
-    private static func unwrappedText(of object: Any) -> StoredValue? {
-        switch object {
-        case let string as String:
-            guard string.hasPrefix("\""),
-                let text = try? JSONSerialization.jsonObject(with: Data(string.utf8), options: .fragmentsAllowed)
-                    as? String
-            else { return nil }
-            return .string(text)
-        case let array as [Any]:
-            var items: [StoredValue] = []
-            for item in array {
-                guard let text = unwrappedText(of: item) else { return nil }
-                items.append(text)
+    /// `transform` of a value that is not an array or dictionary, and else of each of its items;
+    /// `nil` if `transform` gives `nil` for any.
+    private static func eachItem(of value: StoredValue, _ transform: (StoredValue) -> StoredValue?) -> StoredValue? {
+        switch value {
+        case .array(let items):
+            var results: [StoredValue] = []
+            for item in items {
+                guard let result = eachItem(of: item, transform) else { return nil }
+                results.append(result)
             }
-            return .array(items)
-        case let dictionary as [String: Any]:
-            var items: [String: StoredValue] = [:]
-            for (name, item) in dictionary {
-                guard let text = unwrappedText(of: item) else { return nil }
-                items[name] = text
+            return .array(results)
+        case .dictionary(let items):
+            var results: [String: StoredValue] = [:]
+            for (name, item) in items {
+                guard let result = eachItem(of: item, transform) else { return nil }
+                results[name] = result
             }
-            return .dictionary(items)
+            return .dictionary(results)
         default:
-            return nil
+            return transform(value)
         }
     }
 
-    /// Unwrapped text read as URLs, where every text is an absolute URL.
-    private static func urlValue(of value: StoredValue) -> StoredValue? {
-        switch value {
-        case .string(let text):
-            guard let url = URL(string: text), url.scheme != nil else { return nil }
-            return .url(url.absoluteString)
-        case .array(let items):
-            var urls: [StoredValue] = []
-            for item in items {
-                guard let url = urlValue(of: item) else { return nil }
-                urls.append(url)
-            }
-            return .array(urls)
-        case .dictionary(let items):
-            var urls: [String: StoredValue] = [:]
-            for (name, item) in items {
-                guard let url = urlValue(of: item) else { return nil }
-                urls[name] = url
-            }
-            return .dictionary(urls)
-        default:
-            return nil
-        }
+    /// The text of a string that is a JSON string literal.
+    private static func unwrappedJSONString(_ value: StoredValue) -> StoredValue? {
+        guard case .string(let literal) = value, literal.hasPrefix("\""),
+            let text = try? JSONSerialization.jsonObject(with: Data(literal.utf8), options: .fragmentsAllowed)
+                as? String
+        else { return nil }
+        return .string(text)
+    }
+
+    /// Text read as a URL, where it is an absolute one.
+    private static func url(_ value: StoredValue) -> StoredValue? {
+        guard case .string(let text) = value, let url = URL(string: text), url.scheme != nil else { return nil }
+        return .url(url.absoluteString)
     }
 
     private static func quoted(_ text: String) -> String? {
