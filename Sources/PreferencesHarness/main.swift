@@ -29,6 +29,9 @@ import PreferencesHarnessKit
 //   preferences-harness standard FOLDER
 //       With XDG_CONFIG_HOME set to FOLDER, which is a file at first: writes to the standard store
 //       (refused), turns FOLDER into a folder, waits a second, and writes again.
+//   preferences-harness standard-full FILLER
+//       With XDG_CONFIG_HOME on a full volume: writes to the standard store (refused), deletes
+//       FILLER to make room, waits a second, and writes again.
 //   preferences-harness layers STORE [-name value ...]
 //       Opens STORE reading its launch arguments, HARNESS_-prefixed environment variables and the
 //       managed settings under $XDG_CONFIG_DIRS, and prints "name=value (source)" for the keys
@@ -102,6 +105,18 @@ do {
         }
         try FileManager.default.removeItem(atPath: arguments[1])
         try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
+        Thread.sleep(forTimeInterval: 1.1)
+        try PreferencesStore.standard.setValue(2, for: launches)
+        print("recovered: \(PreferencesStore.standard[launches])")
+    case "standard-full":
+        let launches = PreferenceKey<Int>("launches", default: 0)
+        do {
+            try PreferencesStore.standard.setValue(1, for: launches)
+            print("wrote on a full disk")
+        } catch let error as PreferencesError {
+            print("refused: \(error.code)")
+        }
+        try FileManager.default.removeItem(atPath: arguments[1])
         Thread.sleep(forTimeInterval: 1.1)
         try PreferencesStore.standard.setValue(2, for: launches)
         print("recovered: \(PreferencesStore.standard[launches])")

@@ -133,6 +133,26 @@ struct OpeningTests {
         #expect(try PreferencesStore(fileURL: storeURL)[.count] == 2)
     }
 
+    /// The standard store, opened for the first time on a full disk, writes once space is freed:
+    /// a later access opens it again, as it does one that could not open.
+    @Test(
+        .enabled(if: SmallVolume.canMount && isLinux, "needs root to mount a tmpfs, and XDG_CONFIG_HOME"),
+        .tags(.childProcesses))
+    func theStandardStoreOnAFullDiskWritesOnceSpaceIsFreed() throws {
+        let volume = try #require(SmallVolume(bytes: 1 << 20))
+        let configuration = volume.url.appendingPathComponent("config")
+        try FileManager().createDirectory(at: configuration, withIntermediateDirectories: true)
+        let filler = volume.url.appendingPathComponent("filler")
+        #expect(FileManager().createFile(atPath: filler.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: filler)
+        while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
+        try handle.close()
+        let run = try ChildProcess.run(
+            "PreferencesHarness", ["standard-full", filler.path], environment: ["XDG_CONFIG_HOME": configuration.path])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.split(separator: "\n") == ["refused: storeUnavailable", "recovered: 2"], "\(run.output)")
+    }
+
     /// What tells a file changed: its bytes, size and modification time, to the nanosecond.
     private func fingerprints(of urls: [URL]) throws -> [String] {
         try urls.map { url in

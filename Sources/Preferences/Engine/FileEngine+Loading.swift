@@ -42,12 +42,14 @@ extension FileEngine {
         var problems: [PreferencesError] = []
         var lockFile: LockFile?
         var refusal: String?
+        var lockFileNeedsRoom = false
         do throws(PreferencesError) {
             try fileSystem.createDirectory(at: (path as NSString).deletingLastPathComponent)
             lockFile = try LockFile(path: path + ".lock", fileSystem: fileSystem, ownedLike: [path, path + ".log"])
         } catch {
             // The values can still be read, but not written without the lock.
             refusal = "its lock file could not be opened, so it is read-only (\(error))"
+            lockFileNeedsRoom = error.isNoSpace
             problems.append(error)
         }
         let engine = FileEngine(
@@ -55,7 +57,8 @@ extension FileEngine {
             fileSystem: fileSystem,
             lockFile: lockFile,
             compactionMinimumBytes: compactionMinimumBytes,
-            refusal: refusal
+            refusal: refusal,
+            lockFileNeedsRoom: lockFileNeedsRoom
         )
         // Opening waits for no writer: an app launched while its extension is suspended in the
         // middle of a commit opens and reads. With the lock free, opening also tidies and repairs.

@@ -93,7 +93,15 @@ final class FileEngine: PreferencesBackend {
         }
     }
 
-    init(path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?) {
+    /// Whether the lock file could not be made for lack of room: the store is read-only, and one
+    /// opened again once there is room can write.
+    let lockFileNeedsRoom: Bool
+
+    init(
+        path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?,
+        lockFileNeedsRoom: Bool = false
+    ) {
+        self.lockFileNeedsRoom = lockFileNeedsRoom
         location = path
         logPath = path + ".log"
         self.fileSystem = fileSystem

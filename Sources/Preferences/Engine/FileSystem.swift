@@ -337,4 +337,10 @@ extension PreferencesError {
         guard case .fileOperationFailed(_, _, let errorNumber) = detail else { return false }
         return errorNumber == EACCES || errorNumber == EPERM || errorNumber == EROFS
     }
+
+    /// Whether a file operation failed for lack of room: a full disk, or the user's quota.
+    var isNoSpace: Bool {
+        guard case .fileOperationFailed(_, _, let errorNumber) = detail else { return false }
+        return errorNumber == ENOSPC || errorNumber == EDQUOT
+    }
 }

@@ -160,6 +160,9 @@ extension PreferencesStore {
     /// reason is reported through ``errors``. A later access, a second or more after the failure,
     /// tries to open the file again and, once it can, returns the working store from then on. So
     /// ask for `standard` again rather than keeping a store it returned while it could not open.
+    /// The same goes for a store opened for the first time on a full disk, which reads but has no
+    /// room for its lock file to write under: once there is room, a later access opens one that
+    /// writes.
     /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)`` to handle that case
     /// yourself.
     ///
@@ -242,7 +245,10 @@ private final class StandardStore: Sendable {
             do throws(PreferencesError) {
                 let store = try PreferencesStore(
                     fileURL: url, overrides: PreferencesStore.standardOverrides, fileSystem: FileSystem())
-                state = State(store: store, failedAt: nil)
+                // A new store on a full disk has no lock file to write under: it is opened again,
+                // as one that failed to open is, until there is room for one.
+                let lacksRoom = (store.backend as? FileEngine)?.lockFileNeedsRoom ?? false
+                state = State(store: store, failedAt: lacksRoom ? .now : nil)
             } catch {
                 let store = PreferencesStore(
                     backend: InMemoryBackend(location: url.path, refusal: error),
