@@ -30,9 +30,11 @@
         /// }
         /// ```
         ///
+        /// Like `environment(_:_:)`, which it calls, it may be called from any isolation.
+        ///
         /// - Parameter store: The store to use.
         /// - Returns: The view, with the store in its environment.
-        public func preferencesStore(_ store: PreferencesStore) -> some View {
+        nonisolated public func preferencesStore(_ store: PreferencesStore) -> some View {
             environment(\.preferencesStore, store)
         }
     }

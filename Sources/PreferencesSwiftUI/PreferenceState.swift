@@ -63,7 +63,9 @@
         }
     }
 
-    // Not `Sendable`: it holds an `Environment`, which a view reads on the main actor.
+    // Not declared `Sendable`: it holds an `Environment`, whose conformance Apple's documentation
+    // does not state, and a view's properties need not be `Sendable`. Declared so, it would not
+    // build should `Environment` not be.
     @available(*, unavailable)
     extension PreferenceState: Sendable {}
 #endif

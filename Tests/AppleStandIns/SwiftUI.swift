@@ -29,6 +29,17 @@ extension View {
     }
 }
 
+/// `protocol PreferenceKey`, SwiftUI's own: here so that an unqualified `PreferenceKey` in the
+/// package's SwiftUI code is ambiguous on Linux, as it is on Apple platforms.
+public protocol PreferenceKey {
+    /// The type of the preference's value.
+    associatedtype Value
+    /// The value when no view set one.
+    static var defaultValue: Value { get }
+    /// Combines a sequence of values into one.
+    static func reduce(value: inout Value, nextValue: () -> Value)
+}
+
 /// `protocol DynamicProperty`, with `mutating func update()` and a default implementation.
 public protocol DynamicProperty {
     /// Updates the property before its view's body is computed.

@@ -86,6 +86,39 @@ struct ConcurrencyTests {
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// No callback of the app's runs under the lock file's lock, which iOS ends a suspended app for.
+    ///
+    /// Another store on the same file, as another process would, commits from inside each kind of
+    /// callback; under the lock it would wait for ever.
+    @Test func observersRunWithoutTheLockFilesLock() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let other = try PreferencesStore(fileURL: directory.storeURL)
+        let committed = Locked<[String]>([])
+        let observation = store.observe(.count) { value, _ in
+            guard value == 1 else { return }
+            try? other.setValue("from a callback", for: .title)
+            committed.withLock { $0.append("callback") }
+        }
+        defer { observation.cancel() }
+        // Made before the write, so that the stream cannot miss it.
+        let values = store.changes(for: .count, initial: false)
+        let stream = Task {
+            for await value in values where value == 1 {
+                try? other.setValue(2, for: .ratio)
+                committed.withLock { $0.append("stream") }
+                return
+            }
+        }
+        defer { stream.cancel() }
+        try store.setValue(1, for: .count)
+        // Bounded: a callback run under the lock would wait for ever, and this would time out.
+        try await waitUntil { committed.withLock { $0.count } == 2 }
+        #expect(Set(committed.withLock { $0 }) == ["callback", "stream"])
+        #expect(store[.title] == "from a callback")
+        #expect(store[.ratio] == 2)
+    }
+
     @Test func transactionsOnManyThreadsStayAtomic() throws {
         let store = PreferencesStore.inMemory()
         let left = PreferenceKey<Int>("left", default: 0)

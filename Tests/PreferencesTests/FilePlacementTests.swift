@@ -41,6 +41,28 @@ struct FilePlacementTests {
         } else {
             #expect(storeFiles.isEmpty, "\(storeFiles)")
         }
+
+        // Opened again with the option, a store excludes the files it finds, written without it.
+        let reopening = FileOperationLog()
+        if !excluded {
+            _ = try PreferencesStore(
+                fileURL: directory.storeURL, excludedFromBackup: true, fileSystem: reopening.fileSystem)
+            let found = reopening.performed.filter { $0.0 == .excludeFromBackup }.map(\.path)
+            #expect(Set(found) == [directory.storeURL.path, directory.logURL.path])
+        }
+    }
+
+    @Test func aFileThatCannotBeExcludedFromBackupsStopsNothing() throws {
+        let directory = try TemporaryDirectory()
+        let operations = FileOperationLog()
+        operations.fail(.excludeFromBackup, with: EPERM)
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL, excludedFromBackup: true, fileSystem: operations.fileSystem)
+        try store.setValue(5, for: .count)
+        try store.compact()
+        #expect(operations.count(of: .excludeFromBackup) > 0)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 5)
     }
 
     @Test func aStoreOpenedThroughASymbolicLinkKeepsEveryFileBesideTheRealOne() throws {

@@ -11,7 +11,7 @@ extension KeyCodec {
             do {
                 return try custom.decode(storedValue)
             } catch {
-                throw .invalid(Explanation(describe(error)))
+                throw .invalid(DecodeFailure.Reason(describe(error)))
             }
         }
         self.init(

@@ -27,7 +27,7 @@ extension KeyCodec {
 
 /// A value that breaks a rule, and the rule, for a message.
 ///
-/// A class, as ``Explanation`` is, so that the failure it is carried in stays one word wide.
+/// A class, as ``DecodeFailure/Reason`` is, so that the failure it is carried in stays one word wide.
 final class BrokenRule: Sendable {
     /// The value as a message shows it.
     let value: String

@@ -83,27 +83,27 @@ enum EncodeFailure: Error {
     case ruleBroken(BrokenRule)
 }
 
-/// Why a stored value does not decode, in words.
-///
-/// A class, so that ``DecodeFailure``, whose payloads are all references, is one word wide: every
-/// read of every key returns its failure through that type, and a wider one costs each read
-/// instructions.
-final class Explanation: Sendable {
-    let text: String
-
-    init(_ text: String) {
-        self.text = text
-    }
-}
-
 /// Why a stored value could not be decoded as a key's type.
 enum DecodeFailure: Error {
     /// The stored kind is not this type's, or the stored number does not fit in it.
     case mismatch
     /// The stored kind is right but the value does not decode, for the reason given.
-    case invalid(Explanation)
+    case invalid(Reason)
     /// The value decodes, but breaks one of the key's rules.
     case ruleBroken(BrokenRule)
+
+    /// Why a stored value does not decode, in words.
+    ///
+    /// A class, so that ``DecodeFailure``, whose payloads are all references, is one word wide:
+    /// every read of every key returns its failure through that type, and a wider one costs each
+    /// read instructions.
+    final class Reason: Sendable {
+        let text: String
+
+        init(_ text: String) {
+            self.text = text
+        }
+    }
 }
 
 extension KeyCodec {
@@ -164,7 +164,8 @@ extension KeyCodec where Value: RawRepresentable, Value.RawValue: DirectPreferen
         let codec = Value.RawValue._preferenceCodec
         @Sendable func value(for raw: Value.RawValue) throws(DecodeFailure) -> Value {
             guard let value = Value(rawValue: raw) else {
-                throw .invalid(Explanation("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))"))
+                throw .invalid(
+                    DecodeFailure.Reason("\(String(reflecting: raw)) is not a raw value of \(typeName(Value.self))"))
             }
             return value
         }
@@ -210,7 +211,7 @@ extension KeyCodec where Value: Codable {
                 do {
                     return try JSONDecoder().decode(Value.self, from: data)
                 } catch {
-                    throw .invalid(Explanation(describe(error)))
+                    throw .invalid(DecodeFailure.Reason(describe(error)))
                 }
             },
             decodeOverride: { json throws(DecodeFailure) in try OverrideText.decode(Value.self, from: json) },

@@ -60,6 +60,13 @@ extension FileEngine {
             refusal: refusal,
             lockFileNeedsRoom: lockFileNeedsRoom
         )
+        // Files written before the store was opened to be excluded from backups: the snapshot and
+        // log written from now on are excluded as they are written.
+        if fileSystem.excludesStoreFilesFromBackup {
+            for file in [path, engine.logPath] where fileSystem.fileExists(at: file) {
+                fileSystem.excludeFromBackup(file)
+            }
+        }
         // Opening waits for no writer: an app launched while its extension is suspended in the
         // middle of a commit opens and reads. With the lock free, opening also tidies and repairs.
         if let lockFile, try !lockFile.lockIfFree(exclusive: true) {

@@ -37,9 +37,10 @@ extension FileSystem {
     ///
     /// A lock file holds no values, and its page means nothing outside the processes that map it
     /// now. Best effort, then: a backup that holds a file anyway loses nothing, so a failure here
-    /// is no reason to refuse the store; the seam sees the call, and cannot make it fail.
+    /// is no reason to refuse the store, and is not reported. The seam can make it fail, as if the
+    /// attribute could not be set.
     func excludeFromBackup(_ path: String) {
-        _ = fault(.excludeFromBackup, path)
+        guard fault(.excludeFromBackup, path) == nil else { return }
         #if canImport(Darwin)
             var url = URL(fileURLWithPath: path)
             var values = URLResourceValues()

@@ -71,7 +71,7 @@ enum OverrideText {
         do {
             return try decoder.decode(Value.self, from: json)
         } catch {
-            throw .invalid(Explanation(describe(error)))
+            throw .invalid(DecodeFailure.Reason(describe(error)))
         }
     }
 }

@@ -24,9 +24,10 @@
         ///   its type.
         public func publisher<Value>(for key: PreferenceKey<Value>) -> AnyPublisher<Value, Never> {
             Deferred {
-                // `nil` until observing starts, which sends the value as of that moment. Sent to
-                // from the delivering thread: Combine's subjects take sends from any thread, though
-                // they are not marked `Sendable`.
+                // `nil` until observing starts, which sends the value as of that moment. Not
+                // `Sendable`, and safe all the same: `start` sends under the store's write lock
+                // before the observer is registered, and after that only the change hub sends,
+                // from one delivering thread at a time, so no two sends ever overlap.
                 nonisolated(unsafe) let subject = CurrentValueSubject<Value?, Never>(nil)
                 let observation = self.observe(key) { value, _ in
                     subject.send(value)

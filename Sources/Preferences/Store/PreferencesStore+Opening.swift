@@ -185,7 +185,8 @@ extension PreferencesStore {
         [.launchArguments, .managed]
     }
 
-    /// Where ``standard`` keeps its file.
+    /// Where ``standard`` keeps its file; on tvOS, where it keeps none (see ``standard``), where it
+    /// would.
     ///
     /// On Apple platforms, `Application Support/<bundle identifier>/preferences.store`. On Linux,
     /// `$XDG_CONFIG_HOME/<name>/preferences.store`, or `~/.config/<name>/preferences.store` when
