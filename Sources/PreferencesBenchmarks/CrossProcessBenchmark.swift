@@ -3,9 +3,12 @@ import Preferences
 
 /// How long a value another process writes takes to reach an observer in this one.
 ///
-/// A child process commits a value and prints the monotonic clock as its write returns; this
+/// A child process commits a value and prints the monotonic clock as its write started; this
 /// process, observing the key, reads the same clock when the change arrives. The writer wakes the
 /// observing process's watcher, which sleeps on the commit count they share (a futex on Linux).
+///
+/// From the write's start, not its return: an observer may hear of the commit before the writer's
+/// call has returned, and a figure from the return would then be negative.
 struct CrossProcessBenchmark {
     let runs: Int
     let scratch: URL
@@ -32,7 +35,7 @@ struct CrossProcessBenchmark {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             child.waitUntilExit()
             guard
-                let written = UInt64(
+                let started = UInt64(
                     String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
             else { continue }
             let deadline = Date().addingTimeInterval(2)
@@ -40,7 +43,7 @@ struct CrossProcessBenchmark {
                 Thread.sleep(forTimeInterval: 0.001)
             }
             if let arrived = arrivals.withLock({ $0[run] }) {
-                samples.append(Double(arrived) - Double(written))
+                samples.append(Double(arrived) - Double(started))
             }
         }
         var result = summarise(
@@ -53,15 +56,16 @@ struct CrossProcessBenchmark {
         return [result]
     }
 
-    /// The child's side: commit one value and print the clock as the write returns.
+    /// The child's side: commit one value and print the clock as the write started.
     static func writeInThisProcess(path: String, value: Int) -> String {
         guard let store = try? PreferencesStore(fileURL: URL(fileURLWithPath: path)) else { return "" }
+        let started = DispatchTime.now().uptimeNanoseconds
         do {
             try store.setValue(value, for: key)
         } catch {
             return ""
         }
-        return "\(DispatchTime.now().uptimeNanoseconds)"
+        return "\(started)"
     }
 }
 
