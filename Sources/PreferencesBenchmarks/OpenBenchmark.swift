@@ -7,6 +7,8 @@ struct OpenBenchmark {
     let n: Int
     let runs: Int
     let scratch: URL
+    /// Whether to measure this package's store alone (see ``Workloads/onlyPreferences``).
+    var onlyPreferences = false
 
     func run() throws -> [Result] {
         let padding = String(repeating: "x", count: 80)
@@ -16,6 +18,10 @@ struct OpenBenchmark {
             for index in 0..<n {
                 preferences[PreferenceKey<String>("key\(index)", default: "")] = "\(index) \(padding)"
             }
+        }
+        let bytes = FileSizeBenchmark.size(of: storeURL)
+        if onlyPreferences {
+            return [try measure("Preferences file, standard", kind: "preferences", at: storeURL.path, bytes: bytes)]
         }
         let suite = "open-\(n)-\(UUID().uuidString)"
         let defaults = UserDefaults(suiteName: suite)!
@@ -33,15 +39,18 @@ struct OpenBenchmark {
             ("UserDefaults", "defaults", suite),
             ("hand-written JSON file", "json", jsonURL.path),
         ]
-        let bytes = FileSizeBenchmark.size(of: storeURL)
         return try kinds.map { contender, kind, location in
-            summarise(
-                try (0..<runs).compactMap { _ in try Self.measureInChild(kind: kind, location: location) },
-                workload: "open in a fresh process and read a key (\(bytes / 1024) KiB)",
-                n: n,
-                contender: contender
-            )
+            try measure(contender, kind: kind, at: location, bytes: bytes)
         }
+    }
+
+    private func measure(_ contender: String, kind: String, at location: String, bytes: Int) throws -> Result {
+        summarise(
+            try (0..<runs).compactMap { _ in try Self.measureInChild(kind: kind, location: location) },
+            workload: "open in a fresh process and read a key (\(bytes / 1024) KiB)",
+            n: n,
+            contender: contender
+        )
     }
 
     private static func measureInChild(kind: String, location: String) throws -> Double? {

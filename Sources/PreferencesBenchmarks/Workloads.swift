@@ -6,10 +6,19 @@ struct Workloads {
     let n: Int
     let quick: Bool
     let scratch: URL
+    /// Whether to measure this package's standard file store alone, as the growth table does at
+    /// sizes where the other contenders would take hours to fill.
+    var onlyPreferences = false
 
     /// The contenders for one size, each filled with `n` values of every kind.
     func contenders() throws -> [any Contender] {
         let id = UUID().uuidString
+        if onlyPreferences {
+            let store = try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store"))
+            let contender = PreferencesContender(name: "Preferences file, standard", store: store, count: n)
+            try fill(contender)
+            return [contender]
+        }
         let contenders: [any Contender] =
             [
                 PreferencesContender(
@@ -152,6 +161,12 @@ struct Workloads {
                 })
         }
         record("read Int", timeBatches(samples: samples, batch: batch) { sink &+= contender.readInt(at: $0 % n) })
+        // In an order no cache or prefetcher can follow, the same for every contender and run.
+        var generator = SplitMix64(seed: UInt64(n))
+        let order = Array(0..<n).shuffled(using: &generator)
+        record(
+            "read Int, random order",
+            timeBatches(samples: samples, batch: batch) { sink &+= contender.readInt(at: order[$0 % n]) })
         // Every write changes the value: a store may skip, as Preferences does, one that does not.
         record(
             "write String (60 bytes)",
@@ -199,5 +214,22 @@ struct Workloads {
 func log(_ message: String) {
     if !CommandLine.arguments.contains("--json") {
         FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+}
+
+/// A small seeded generator, so that a shuffled order is the same for every contender and run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
     }
 }

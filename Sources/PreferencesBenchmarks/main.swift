@@ -11,6 +11,7 @@ import Preferences
 // store, in one run on one machine.
 //
 //   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process] [--sizes N,...]
+//   swift run -c release preferences-benchmarks --growth   # this library alone, 100 to 100,000 keys
 //   Scripts/count-instructions      (instructions per operation, counted by callgrind)
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
@@ -55,7 +56,14 @@ var results: [Result] = []
 let sizes = arguments.firstIndex(of: "--sizes").flatMap { index in
     index + 1 < arguments.count ? arguments[index + 1].split(separator: ",").compactMap { Int($0) } : nil
 }
-if let sizes {
+if arguments.contains("--growth") {
+    // How each figure grows with the store: this package's standard file store alone.
+    for n in [100, 1_000, 10_000, 100_000] {
+        log("n = \(n)")
+        results += try Workloads(n: n, quick: true, scratch: scratch, onlyPreferences: true).run()
+        results += try OpenBenchmark(n: n, runs: 3, scratch: scratch, onlyPreferences: true).run()
+    }
+} else if let sizes {
     for n in sizes {
         log("n = \(n)")
         results += try Workloads(n: n, quick: quick, scratch: scratch).run()
@@ -76,7 +84,7 @@ if let sizes {
     results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
 }
 // `--cross-process` measures only another process's writes reaching an observer.
-if sizes == nil {
+if sizes == nil && !arguments.contains("--growth") {
     log("another process's writes")
     results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
 }
