@@ -13,19 +13,16 @@ struct Workloads {
     /// The contenders for one size, each filled with `n` values of every kind.
     func contenders() throws -> [any Contender] {
         let id = UUID().uuidString
-        if onlyPreferences {
-            let store = try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store"))
-            let contender = PreferencesContender(name: "Preferences file, standard", store: store, count: n)
-            try fill(contender)
-            return [contender]
-        }
+        let standard = PreferencesContender(
+            name: "Preferences file, standard",
+            store: try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store")),
+            count: n
+        )
         let contenders: [any Contender] =
-            [
-                PreferencesContender(
-                    name: "Preferences file, standard",
-                    store: try PreferencesStore(fileURL: scratch.appendingPathComponent("standard-\(id).store")),
-                    count: n
-                ),
+            onlyPreferences
+            ? [standard]
+            : [
+                standard,
                 PreferencesContender(
                     name: "Preferences file, synchronous",
                     store: try PreferencesStore(

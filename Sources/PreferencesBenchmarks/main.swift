@@ -43,6 +43,7 @@ if let index = arguments.firstIndex(of: "--count"), index + 3 < arguments.count,
 }
 
 let quick = arguments.contains("--quick")
+let growth = arguments.contains("--growth")
 let json = arguments.contains("--json")
 let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
     .appendingPathComponent("preferences-benchmarks-\(ProcessInfo.processInfo.processIdentifier)")
@@ -56,7 +57,7 @@ var results: [Result] = []
 let sizes = arguments.firstIndex(of: "--sizes").flatMap { index in
     index + 1 < arguments.count ? arguments[index + 1].split(separator: ",").compactMap { Int($0) } : nil
 }
-if arguments.contains("--growth") {
+if growth {
     // How each figure grows with the store: this package's standard file store alone.
     for n in [100, 1_000, 10_000, 100_000] {
         log("n = \(n)")
@@ -84,7 +85,7 @@ if arguments.contains("--growth") {
     results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
 }
 // `--cross-process` measures only another process's writes reaching an observer.
-if sizes == nil && !arguments.contains("--growth") {
+if sizes == nil && !growth {
     log("another process's writes")
     results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
 }

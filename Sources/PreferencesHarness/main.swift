@@ -95,7 +95,7 @@ do {
             FileHandle.standardOutput.write(Data("holding\n".utf8))
             Thread.sleep(forTimeInterval: seconds)
         }
-    case "standard":
+    case "standard", "standard-full":
         let launches = PreferenceKey<Int>("launches", default: 0)
         do {
             try PreferencesStore.standard.setValue(1, for: launches)
@@ -103,20 +103,11 @@ do {
         } catch let error as PreferencesError {
             print("refused: \(error.code)")
         }
+        // What stopped the store: a file where its folder goes, or a file filling the disk.
         try FileManager.default.removeItem(atPath: arguments[1])
-        try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
-        Thread.sleep(forTimeInterval: 1.1)
-        try PreferencesStore.standard.setValue(2, for: launches)
-        print("recovered: \(PreferencesStore.standard[launches])")
-    case "standard-full":
-        let launches = PreferenceKey<Int>("launches", default: 0)
-        do {
-            try PreferencesStore.standard.setValue(1, for: launches)
-            print("wrote on a full disk")
-        } catch let error as PreferencesError {
-            print("refused: \(error.code)")
+        if arguments[0] == "standard" {
+            try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
         }
-        try FileManager.default.removeItem(atPath: arguments[1])
         Thread.sleep(forTimeInterval: 1.1)
         try PreferencesStore.standard.setValue(2, for: launches)
         print("recovered: \(PreferencesStore.standard[launches])")

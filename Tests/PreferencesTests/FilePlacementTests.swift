@@ -52,19 +52,6 @@ struct FilePlacementTests {
         }
     }
 
-    @Test func aFileThatCannotBeExcludedFromBackupsStopsNothing() throws {
-        let directory = try TemporaryDirectory()
-        let operations = FileOperationLog()
-        operations.fail(.excludeFromBackup, with: EPERM)
-        let store = try PreferencesStore(
-            fileURL: directory.storeURL, excludedFromBackup: true, fileSystem: operations.fileSystem)
-        try store.setValue(5, for: .count)
-        try store.compact()
-        #expect(operations.count(of: .excludeFromBackup) > 0)
-        #expect(store.errorChannel.takeBacklog().isEmpty)
-        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 5)
-    }
-
     @Test func aStoreOpenedThroughASymbolicLinkKeepsEveryFileBesideTheRealOne() throws {
         let real = try TemporaryDirectory()
         let elsewhere = try TemporaryDirectory()

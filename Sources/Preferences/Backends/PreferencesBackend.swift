@@ -80,10 +80,16 @@ protocol PreferencesBackend: AnyObject, Sendable {
 
     /// Forces every commit so far to stable storage.
     func flush() throws(PreferencesError)
+
+    /// Whether the backend refuses writes for a reason that opening it again may cure: a lock
+    /// file that a full disk had no room for.
+    var writesOnceReopened: Bool { get }
 }
 
 extension PreferencesBackend {
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
+
+    var writesOnceReopened: Bool { false }
 
     func commitExclusively(
         _ change: EntryChange,

@@ -97,6 +97,10 @@ final class FileEngine: PreferencesBackend {
     /// opened again once there is room can write.
     let lockFileNeedsRoom: Bool
 
+    var writesOnceReopened: Bool {
+        lockFileNeedsRoom
+    }
+
     init(
         path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?,
         lockFileNeedsRoom: Bool = false

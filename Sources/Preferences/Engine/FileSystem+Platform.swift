@@ -32,17 +32,21 @@ extension FileSystem {
         #endif
     }
 
-    /// Keeps a new file out of backups, on Apple platforms: every lock file, and the snapshot and
+    /// Keeps a file out of backups, on Apple platforms: every new lock file, and the snapshot and
     /// log of a store opened to be excluded.
     ///
-    /// A lock file holds no values, and its page means nothing outside the processes that map it
-    /// now. Best effort, then: a backup that holds a file anyway loses nothing, so a failure here
-    /// is no reason to refuse the store, and is not reported. The seam can make it fail, as if the
-    /// attribute could not be set.
+    /// Best effort: a backup that holds a file anyway loses nothing (a lock file holds no values,
+    /// and a store excluded by choice is one the app can do without), so a failure here is no
+    /// reason to refuse the store, and is not reported. A file already excluded is left as it is,
+    /// so that opening changes no file. The seam can make it fail, as if the attribute could not
+    /// be set.
     func excludeFromBackup(_ path: String) {
         guard fault(.excludeFromBackup, path) == nil else { return }
         #if canImport(Darwin)
             var url = URL(fileURLWithPath: path)
+            if (try? url.resourceValues(forKeys: [.isExcludedFromBackupKey]))?.isExcludedFromBackup == true {
+                return
+            }
             var values = URLResourceValues()
             values.isExcludedFromBackup = true
             try? url.setResourceValues(values)

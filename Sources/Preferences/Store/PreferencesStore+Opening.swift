@@ -162,7 +162,8 @@ extension PreferencesStore {
     /// ask for `standard` again rather than keeping a store it returned while it could not open.
     /// The same goes for a store opened for the first time on a full disk, which reads but has no
     /// room for its lock file to write under: once there is room, a later access opens one that
-    /// writes.
+    /// writes. Observers and ``errors`` subscriptions stay with the store they were made on: make
+    /// them again on the store `standard` returns then.
     /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)`` to handle that case
     /// yourself.
     ///
@@ -231,7 +232,8 @@ private final class StandardStore: Sendable {
 
     private struct State {
         var store: PreferencesStore?
-        /// When opening last failed; `nil` once the store opened.
+        /// When opening last failed, or opened a store that cannot write until it is opened again;
+        /// `nil` once a store that writes opened.
         var failedAt: ContinuousClock.Instant?
     }
 
@@ -248,8 +250,7 @@ private final class StandardStore: Sendable {
                     fileURL: url, overrides: PreferencesStore.standardOverrides, fileSystem: FileSystem())
                 // A new store on a full disk has no lock file to write under: it is opened again,
                 // as one that failed to open is, until there is room for one.
-                let lacksRoom = (store.backend as? FileEngine)?.lockFileNeedsRoom ?? false
-                state = State(store: store, failedAt: lacksRoom ? .now : nil)
+                state = State(store: store, failedAt: store.backend.writesOnceReopened ? .now : nil)
             } catch {
                 let store = PreferencesStore(
                     backend: InMemoryBackend(location: url.path, refusal: error),
