@@ -65,7 +65,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "preferences-benchmarks",
-            dependencies: ["Preferences"],
+            dependencies: ["Preferences", "PreferencesHarnessKit"],
             path: "Sources/PreferencesBenchmarks",
             swiftSettings: upcomingFeatures
         ),

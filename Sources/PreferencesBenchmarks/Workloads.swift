@@ -1,5 +1,6 @@
 import Foundation
 import Preferences
+import PreferencesHarnessKit
 
 /// The per-operation workloads, each run against every contender on a store of `n` keys of each kind.
 struct Workloads {
@@ -211,22 +212,5 @@ struct Workloads {
 func log(_ message: String) {
     if !CommandLine.arguments.contains("--json") {
         FileHandle.standardError.write(Data("\(message)\n".utf8))
-    }
-}
-
-/// A small seeded generator, so that a shuffled order is the same for every contender and run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesHarnessKit
 import Testing
 
 @testable import Preferences
@@ -195,22 +196,5 @@ struct FileDamageTests {
         #expect(error?.code == .fileOperationFailed)
         #expect(error?.filePath == directory.storeURL.path)
         #expect(error?.description.contains("Is a directory") == true)
-    }
-}
-
-/// A small, seeded random number generator, so that every run flips the same bits.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

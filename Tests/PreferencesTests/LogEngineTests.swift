@@ -1,4 +1,5 @@
 import Foundation
+import PreferencesHarnessKit
 import Testing
 
 @testable import Preferences

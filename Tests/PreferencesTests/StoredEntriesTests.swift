@@ -1,3 +1,4 @@
+import PreferencesHarnessKit
 import Testing
 
 @testable import Preferences
