@@ -81,6 +81,9 @@ extension Commands {
         case .range(let lower?, let upper?): "between \(ValueText.text(lower)) and \(ValueText.text(upper))"
         case .range(let lower?, nil): "at least \(ValueText.text(lower))"
         case .range(nil, let upper?): "at most \(ValueText.text(upper))"
+        case .rangeBelow(let lower?, let limit):
+            "at least \(ValueText.text(lower)) and below \(ValueText.text(limit))"
+        case .rangeBelow(nil, let limit): "below \(ValueText.text(limit))"
         case .allowed(let values): "one of " + values.map(ValueText.text).joined(separator: ", ")
         case .range(nil, nil), .maximumCount, .predicate: rule.description
         }
@@ -112,6 +115,9 @@ extension Commands {
         case .range(let lower, let upper):
             object["minimum"] = lower.map(ValueText.exported)
             object["maximum"] = upper.map(ValueText.exported)
+        case .rangeBelow(let lower, let limit):
+            object["minimum"] = lower.map(ValueText.exported)
+            object["below"] = ValueText.exported(limit)
         case .allowed(let values):
             object["allowed"] = values.map(ValueText.exported)
         case .maximumCount(let maximum):

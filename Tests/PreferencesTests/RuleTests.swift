@@ -195,4 +195,29 @@ struct RuleTests {
         #expect(limit.accepts(nil))
         #expect(PreferenceKey<Int>("free", default: 0).accepts(.max))
     }
+
+    @Test("Half-open ranges leave their upper bound out, in the app and in the schema")
+    func halfOpenRanges() throws {
+        let digit = PreferenceKey<Int>("digit", default: 0).constrained(to: .range(0..<10))
+        let negative = PreferenceKey<Double>("negative", default: -1).constrained(to: .range(..<0))
+        let store = PreferencesStore.inMemory()
+        try store.setValue(9, for: digit)
+        let error = #expect(throws: PreferencesError.self) { try store.setValue(10, for: digit) }
+        #expect(error?.description.contains("must be at least 0 and below 10, so 10 was refused") == true)
+        #expect(throws: PreferencesError.self) { try store.setValue(-1, for: digit) }
+        #expect(throws: PreferencesError.self) { try store.setValue(0.0, for: negative) }
+        try store.setValue(-0.5, for: negative)
+        #expect(store[digit] == 9)
+
+        store.register(digit, negative)
+        let declarations = Dictionary(uniqueKeysWithValues: store.declaredKeys().map { ($0.name, $0) })
+        let digitRule = try #require(declarations["digit"]?.rules.first)
+        #expect(digitRule.check == .rangeBelow(lower: .signed(0), limit: .signed(10)))
+        #expect(digitRule.admits(.signed(9)) == true)
+        #expect(digitRule.admits(.signed(10)) == false)
+        #expect(digitRule.admits(.signed(-1)) == false)
+        #expect(declarations["negative"]?.rules.first?.admits(.double(0)) == false)
+        #expect(declarations["negative"]?.rules.first?.description == "below 0.0")
+        #expect(KeyDeclaration(schemaValue: try #require(declarations["digit"]?.schemaValue))?.rules == [digitRule])
+    }
 }

@@ -26,7 +26,10 @@ public struct PreferenceRule<Value: Sendable>: Sendable, CustomStringConvertible
     let form: Form
 
     enum Form: Sendable {
+        /// Bounds, both included; `nil` for no bound.
         case range(lower: Value?, upper: Value?)
+        /// From `lower`, included (`nil` for no bound), to `limit`, left out.
+        case rangeBelow(lower: Value?, limit: Value)
         case allowed([Value])
         /// At most this many characters of a string, or items of an array or dictionary.
         case maximumCount(Int)
@@ -82,6 +85,27 @@ extension PreferenceRule where Value: Comparable {
             description: "at most \(bounds.upperBound)", admits: { bounds.contains($0) },
             form: .range(lower: nil, upper: bounds.upperBound))
     }
+
+    /// Values from the lower bound, included, up to the upper bound, left out: `.range(0..<10)`.
+    ///
+    /// - Parameter bounds: The values allowed.
+    /// - Returns: The rule.
+    public static func range(_ bounds: Range<Value>) -> PreferenceRule {
+        PreferenceRule(
+            description: "at least \(bounds.lowerBound) and below \(bounds.upperBound)",
+            admits: { bounds.contains($0) },
+            form: .rangeBelow(lower: bounds.lowerBound, limit: bounds.upperBound))
+    }
+
+    /// Values below the upper bound, which is left out: `.range(..<10)`.
+    ///
+    /// - Parameter bounds: The values allowed.
+    /// - Returns: The rule.
+    public static func range(_ bounds: PartialRangeUpTo<Value>) -> PreferenceRule {
+        PreferenceRule(
+            description: "below \(bounds.upperBound)", admits: { bounds.contains($0) },
+            form: .rangeBelow(lower: nil, limit: bounds.upperBound))
+    }
 }
 
 extension PreferenceRule where Value: Equatable {
@@ -134,6 +158,7 @@ extension PreferenceRule {
         let form: PreferenceRule<Value?>.Form =
             switch self.form {
             case .range(let lower, let upper): .range(lower: lower.map(Optional.some), upper: upper.map(Optional.some))
+            case .rangeBelow(let lower, let limit): .rangeBelow(lower: lower.map(Optional.some), limit: limit)
             case .allowed(let values): .allowed(values.map(Optional.some))
             case .maximumCount(let maximum): .maximumCount(maximum)
             case .predicate: .predicate

@@ -8,6 +8,8 @@ package struct RuleDeclaration: Sendable, Equatable {
     package enum Check: Sendable, Equatable {
         /// Bounds, both included; `nil` for no bound.
         case range(lower: StoredValue?, upper: StoredValue?)
+        /// From `lower`, included (`nil` for no bound), to `limit`, left out.
+        case rangeBelow(lower: StoredValue?, limit: StoredValue)
         case allowed([StoredValue])
         /// At most this many characters of a string, or items of an array or dictionary.
         case maximumCount(Int)
@@ -29,6 +31,13 @@ package struct RuleDeclaration: Sendable, Equatable {
                 check = .predicate
             case (let lower, let upper):
                 check = .range(lower: lower ?? nil, upper: upper ?? nil)
+            }
+        case .rangeBelow(let lower, let limit):
+            switch (lower.map(stored), stored(limit)) {
+            case (.some(nil), _), (_, nil):
+                check = .predicate
+            case (let lower, let limit?):
+                check = .rangeBelow(lower: lower ?? nil, limit: limit)
             }
         case .allowed(let values):
             let storedValues = values.compactMap(stored)
@@ -54,6 +63,13 @@ package struct RuleDeclaration: Sendable, Equatable {
                 if order == .descending { return false }
             }
             return true
+        case .rangeBelow(let lower, let limit):
+            if let lower {
+                guard let order = Self.order(lower, value) else { return nil }
+                if order == .descending { return false }
+            }
+            guard let order = Self.order(value, limit) else { return nil }
+            return order == .ascending
         case .allowed(let values):
             return values.contains(value)
         case .maximumCount(let maximum):
@@ -114,6 +130,10 @@ extension RuleDeclaration {
             fields["kind"] = .string("range")
             fields["minimum"] = lower
             fields["maximum"] = upper
+        case .rangeBelow(let lower, let limit):
+            fields["kind"] = .string("rangeBelow")
+            fields["minimum"] = lower
+            fields["limit"] = limit
         case .allowed(let values):
             fields["kind"] = .string("allowed")
             fields["values"] = .array(values)
@@ -135,6 +155,9 @@ extension RuleDeclaration {
         switch kind {
         case "range":
             check = .range(lower: fields["minimum"], upper: fields["maximum"])
+        case "rangeBelow":
+            guard let limit = fields["limit"] else { return nil }
+            check = .rangeBelow(lower: fields["minimum"], limit: limit)
         case "allowed":
             guard case .array(let values)? = fields["values"] else { return nil }
             check = .allowed(values)
