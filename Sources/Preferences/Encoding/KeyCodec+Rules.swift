@@ -4,17 +4,17 @@ extension KeyCodec {
     /// It decodes outside the store's lock, whatever this codec does: a rule's test is the app's
     /// code (a predicate, or the type's `==` or `<`), which may read the store.
     func constrained(by rule: PreferenceRule<Value>) -> KeyCodec {
+        /// The broken rule, for a value that breaks it; `nil` for one that keeps it.
+        @Sendable func brokenRule(by value: Value) -> BrokenRule? {
+            rule.admits(value) ? nil : BrokenRule(value: describeValue(value), rule: rule.description)
+        }
         @Sendable func checked(_ value: Value) throws(DecodeFailure) -> Value {
-            guard rule.admits(value) else {
-                throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
-            }
+            if let broken = brokenRule(by: value) { throw .ruleBroken(broken) }
             return value
         }
         return KeyCodec(
             encode: { value throws(EncodeFailure) in
-                guard rule.admits(value) else {
-                    throw .ruleBroken(BrokenRule(value: describeValue(value), rule: rule.description))
-                }
+                if let broken = brokenRule(by: value) { throw .ruleBroken(broken) }
                 return try self.encode(value)
             },
             decode: { stored throws(DecodeFailure) in try checked(try self.decode(stored)) },

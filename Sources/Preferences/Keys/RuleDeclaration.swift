@@ -54,22 +54,9 @@ package struct RuleDeclaration: Sendable, Equatable {
     package func admits(_ value: StoredValue) -> Bool? {
         switch check {
         case .range(let lower, let upper):
-            if let lower {
-                guard let order = Self.order(lower, value) else { return nil }
-                if order == .descending { return false }
-            }
-            if let upper {
-                guard let order = Self.order(value, upper) else { return nil }
-                if order == .descending { return false }
-            }
-            return true
+            return Self.isWithin(value, from: lower, to: upper, includingUpper: true)
         case .rangeBelow(let lower, let limit):
-            if let lower {
-                guard let order = Self.order(lower, value) else { return nil }
-                if order == .descending { return false }
-            }
-            guard let order = Self.order(value, limit) else { return nil }
-            return order == .ascending
+            return Self.isWithin(value, from: lower, to: limit, includingUpper: false)
         case .allowed(let values):
             return values.contains(value)
         case .maximumCount(let maximum):
@@ -86,6 +73,22 @@ package struct RuleDeclaration: Sendable, Equatable {
 
     private enum Order {
         case ascending, same, descending
+    }
+
+    /// Whether a value lies between bounds, the lower included (`nil` for no bound); `nil` when a
+    /// bound does not compare with it.
+    private static func isWithin(
+        _ value: StoredValue, from lower: StoredValue?, to upper: StoredValue?, includingUpper: Bool
+    ) -> Bool? {
+        if let lower {
+            guard let order = order(lower, value) else { return nil }
+            if order == .descending { return false }
+        }
+        if let upper {
+            guard let order = order(value, upper) else { return nil }
+            return order == .ascending || (includingUpper && order == .same)
+        }
+        return true
     }
 
     /// How two stored values order, as the types they were stored from order them; `nil` for
