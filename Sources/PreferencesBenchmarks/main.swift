@@ -12,6 +12,7 @@ import Preferences
 //
 //   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process] [--sizes N,...]
 //   swift run -c release preferences-benchmarks --growth   # this library alone, 100 to 100,000 keys
+//   swift run -c release preferences-benchmarks --open     # opening alone, 100 to 100,000 keys
 //   Scripts/count-instructions      (instructions per operation, counted by callgrind)
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
@@ -57,7 +58,13 @@ var results: [Result] = []
 let sizes = arguments.firstIndex(of: "--sizes").flatMap { index in
     index + 1 < arguments.count ? arguments[index + 1].split(separator: ",").compactMap { Int($0) } : nil
 }
-if growth {
+if arguments.contains("--open") {
+    // Opening alone, this package's store, at the sizes given or 100 to 100,000 keys.
+    for n in sizes ?? [100, 1_000, 10_000, 100_000] {
+        log("open, n = \(n)")
+        results += try OpenBenchmark(n: n, runs: quick ? 5 : 21, scratch: scratch, onlyPreferences: true).run()
+    }
+} else if growth {
     // How each figure grows with the store: this package's standard file store alone.
     for n in [100, 1_000, 10_000, 100_000] {
         log("n = \(n)")
@@ -85,7 +92,7 @@ if growth {
     results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
 }
 // `--cross-process` measures only another process's writes reaching an observer.
-if sizes == nil && !growth {
+if sizes == nil && !growth && !arguments.contains("--open") {
     log("another process's writes")
     results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
 }

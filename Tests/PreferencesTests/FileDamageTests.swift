@@ -121,6 +121,71 @@ struct FileDamageTests {
         #expect(try directory.fileNames().filter { $0.contains(".damaged-") }.count == 1)
     }
 
+    /// A snapshot whose checksums all match but one of whose values does not decode, as only a
+    /// writer other than this library's can leave: opening checks keys, not values, so the store
+    /// opens and reads the rest; the value reads as none; the compaction that would drop it keeps a
+    /// copy of the snapshot and reports it first.
+    @Test func aValueThatVerifiesButDoesNotDecodeIsCopiedAndReportedByTheCompactionThatDropsIt() throws {
+        let directory = try TemporaryDirectory()
+        var body = ByteWriter()
+        let a = EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))
+        let z = EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))
+        RecordFrame.append(Record(changes: [a]), to: &body)
+        var payload = ByteWriter()
+        payload.append(UInt8(0))  // flags
+        payload.appendVarint(1)  // one change
+        payload.append(UInt8(1))  // set
+        payload.appendLengthPrefixed("app")
+        payload.appendLengthPrefixed("broken")
+        payload.append(UInt8(0xEE))  // no value has this tag
+        body.append(UInt32(payload.count))
+        body.append(~UInt32(payload.count))
+        body.append(CRC32C.checksum(payload.bytes[...]))
+        body.append(contentsOf: payload.bytes)
+        RecordFrame.append(Record(changes: [z]), to: &body)
+        let header = FileHeader(
+            kind: .snapshot, generation: 3, bodyLength: UInt64(body.count),
+            bodyChecksum: CRC32C.checksum(body.bytes[...]))
+        let snapshot = header.encoded() + body.bytes
+        try Self.writeStore(snapshot: snapshot, in: directory)
+
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        #expect(store[PreferenceKey<Int>("a", default: 0)] == 1)
+        #expect(store[PreferenceKey<Int>("broken", default: -1)] == -1)
+        #expect(store[PreferenceKey<Int>("z", default: 0)] == 2)
+
+        try store.compact()
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains("did not decode") == true)
+        let copies = try directory.fileNames().filter { $0.hasPrefix("preferences.store.damaged-") }
+        #expect(copies.count == 1)
+        let copy = try Data(contentsOf: directory.url.appendingPathComponent(try #require(copies.first)))
+        #expect(Array(copy) == snapshot)
+
+        // The new snapshot holds the values that decoded, and nothing is reported again.
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+        #expect(reopened.storedKeys().map(\.name).sorted() == ["a", "z"])
+        try reopened.compact()
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+    }
+
+    /// A snapshot that cannot be mapped, as on a file system without mappings, is read instead.
+    @Test func aSnapshotThatCannotBeMappedIsReadInstead() throws {
+        let directory = try TemporaryDirectory()
+        let (bytes, entries) = Self.sampleFile()
+        try Self.writeStore(snapshot: bytes, in: directory)
+        let log = FileOperationLog()
+        log.fail(.map, with: ENODEV, where: { $0 == directory.storeURL.path })
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        #expect(log.performed.contains { $0.0 == .map && $0.path == directory.storeURL.path })
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        #expect(store.storedKeys().count == entries.count)
+        #expect(store[PreferenceKey<Bool>("flag", default: false)] == true)
+    }
+
     @Test func aGarbageFileOpensEmptyWithItsCopyKeptAndTheDamageReported() throws {
         let directory = try TemporaryDirectory()
         let garbage = Data("{\"not\": \"ours\"}".utf8)

@@ -29,9 +29,11 @@ struct FuzzRegressionTests {
         for input in Self.inputs {
             let bytes = Array(try Data(contentsOf: input))
             if let contents = try? SnapshotFile.decode(bytes), contents.damage == nil {
+                var takenIn = contents.entries
+                let everyValueDecodes = takenIn.takeInSnapshot() == nil
                 let entries = contents.entries.all
                 #expect(
-                    SnapshotFile.encode(entries, generation: contents.generation) == bytes,
+                    !everyValueDecodes || SnapshotFile.encode(entries, generation: contents.generation) == bytes,
                     "\(input.lastPathComponent) decodes cleanly but does not encode back"
                 )
                 for (key, value) in entries {
@@ -41,7 +43,7 @@ struct FuzzRegressionTests {
             }
             if let index = SnapshotIndex(verified: bytes, from: 0) {
                 indexed += 1
-                let entries = index.decodeAll()
+                let entries = index.decodeAll().entries
                 for (key, value) in entries {
                     #expect(index.value(for: key) == value, "\(input.lastPathComponent): \(key) is not found")
                 }
@@ -52,7 +54,7 @@ struct FuzzRegressionTests {
                 let changes = old.changes(to: new)
             {
                 compared += 1
-                let expected = EntryChange.differences(from: old.decodeAll(), to: new.decodeAll())
+                let expected = EntryChange.differences(from: old.decodeAll().entries, to: new.decodeAll().entries)
                 let byKey = Dictionary(changes.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
                 #expect(changes.count == expected.count, "\(input.lastPathComponent): the changes between its halves")
                 #expect(expected.allSatisfy { byKey[$0.key] == $0.value }, "\(input.lastPathComponent)")

@@ -126,7 +126,8 @@ struct SnapshotIndexTests {
         for (key, value) in entries {
             #expect(index.value(for: key) == value, "\(key)")
         }
-        #expect(index.decodeAll() == entries)
+        #expect(index.decodeAll().entries == entries)
+        #expect(index.decodeAll().unreadable.isEmpty)
         let contents = try SnapshotFile.decode(bytes)
         #expect(contents.damage == nil)
         #expect(contents.entries.all == entries)
@@ -218,8 +219,9 @@ struct SnapshotIndexTests {
         #expect(contents.entries.all == expected)
     }
 
-    /// The writer puts a dictionary's keys in order; the index takes no other order, decoding does.
-    @Test func aDictionaryWhoseKeysAreOutOfOrderIsDecodedWhole() throws {
+    /// The writer puts a dictionary's keys in order; a value is decoded when looked up, which takes
+    /// any order.
+    @Test func aDictionaryWhoseKeysAreOutOfOrderIsReadWhenLookedUp() throws {
         var payload = ByteWriter()
         payload.append(UInt8(0))  // flags
         payload.appendVarint(1)  // one change
@@ -233,19 +235,23 @@ struct SnapshotIndexTests {
             StoredValue.bool(key == "a").write(to: &payload)
         }
         let bytes = Self.snapshot(frames: Self.frame(payload: payload.bytes))
-        #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) == nil)
+        #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) != nil)
         let contents = try SnapshotFile.decode(bytes)
         #expect(contents.damage == nil)
-        #expect(
-            contents.entries.all == [
-                ResolvedKey(namespace: "app", name: "map"): .dictionary(["a": .bool(true), "b": .bool(false)])
-            ])
+        let map = ResolvedKey(namespace: "app", name: "map")
+        #expect(contents.entries[map] == .dictionary(["a": .bool(true), "b": .bool(false)]))
+        #expect(contents.entries.all == [map: .dictionary(["a": .bool(true), "b": .bool(false)])])
     }
 
-    /// A record whose checksum matches but whose value no decoder reads is damage found when the
-    /// store opens, though values are decoded only when read; the records around it are kept.
-    @Test(arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5]] as [[UInt8]])
-    func aValueThatWouldNotDecodeIsDamageFoundOnOpening(value: [UInt8]) throws {
+    /// A record whose checksum matches but whose value no decoder reads reads as no value.
+    ///
+    /// The values: an unknown tag, a Bool of 2, a string that is not UTF-8, an array cut short, a
+    /// dictionary with a key twice, bytes after the value. Taking the snapshot in, as a compaction
+    /// does, finds the value and says where it lies; the records around it are read.
+    @Test(
+        arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5], [11, 2, 1, 0x6B, 1, 1, 1, 0x6B, 1, 0], [1, 1, 0]]
+            as [[UInt8]])
+    func aValueThatWouldNotDecodeReadsAsNoneAndIsFoundWhenTakenIn(value: [UInt8]) throws {
         var payload = ByteWriter()
         payload.append(UInt8(0))
         payload.appendVarint(1)
@@ -258,13 +264,24 @@ struct SnapshotIndexTests {
         let z = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))])
         let bytes = Self.snapshot(frames: Self.frames([a]) + Self.frame(payload: bad) + Self.frames([z]))
         let contents = try SnapshotFile.decode(bytes)
-        let damage = try #require(contents.damage)
-        #expect(damage.reason.contains("did not decode"))
-        #expect(
-            contents.entries.all == [
-                ResolvedKey(namespace: "app", name: "a"): .signed(1),
-                ResolvedKey(namespace: "app", name: "z"): .signed(2),
-            ])
+        #expect(contents.damage == nil)
+        #expect(contents.entries[ResolvedKey(namespace: "app", name: "broken")] == nil)
+        #expect(contents.entries[ResolvedKey(namespace: "app", name: "a")] == .signed(1))
+        let expected: [ResolvedKey: StoredValue] = [
+            ResolvedKey(namespace: "app", name: "a"): .signed(1),
+            ResolvedKey(namespace: "app", name: "z"): .signed(2),
+        ]
+        #expect(contents.entries.all == expected)
+        var entries = contents.entries
+        let takenIn = entries.takeInSnapshot()
+        let unreadable = try #require(takenIn)
+        // The bad value is the last bytes of its frame, which the frame of `z` follows.
+        let frameOfZ = bytes.count - Self.frames([z]).count
+        #expect(unreadable.ranges == [(frameOfZ - value.count)..<frameOfZ])
+        #expect(unreadable.file.array == bytes)
+        #expect(entries.all == expected)
+        let second = entries.takeInSnapshot()
+        #expect(second == nil, "taken in once")
     }
 
     /// Changes over a snapshot read as they would over a dictionary of the snapshot's entries.

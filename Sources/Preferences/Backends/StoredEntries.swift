@@ -131,8 +131,10 @@ struct StoredEntries: Sendable {
     }
 
     /// Every entry, decoded.
+    ///
+    /// A value of the snapshot that does not decode is left out (see ``takeInSnapshot()``).
     var all: [ResolvedKey: StoredValue] {
-        var entries = snapshot?.decodeAll() ?? [:]
+        var entries = snapshot?.decodeAll().entries ?? [:]
         for key in removed {
             entries.removeValue(forKey: key)
         }
@@ -192,9 +194,14 @@ struct StoredEntries: Sendable {
     ///
     /// Each key keeps its number: a compaction calls this, and the order it sorted stays good for
     /// the next one.
-    mutating func takeInSnapshot() {
-        guard let snapshot else { return }
-        var decoded = snapshot.decodeAll()
+    ///
+    /// - Returns: The values of the snapshot that did not decode, which are left out; `nil` when
+    ///   every value decoded. A compaction reports them, and keeps a copy of the snapshot, before
+    ///   it writes one without them.
+    @discardableResult
+    mutating func takeInSnapshot() -> UnreadableValues? {
+        guard let snapshot else { return nil }
+        var (decoded, unreadable) = snapshot.decodeAll()
         for key in removed {
             decoded.removeValue(forKey: key)
         }
@@ -211,6 +218,13 @@ struct StoredEntries: Sendable {
         keyOrderIsCurrent = false
         self.snapshot = nil
         removed = []
+        return unreadable.isEmpty ? nil : UnreadableValues(file: snapshot.bytes, ranges: unreadable)
+    }
+
+    /// Values of a snapshot that did not decode: where they lie in its file, and the file.
+    struct UnreadableValues {
+        var file: FileBytes
+        var ranges: [Range<Int>]
     }
 }
 

@@ -76,9 +76,21 @@ extension FileEngine {
     func compact(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
         guard let lockFile else { return [] }
         let generation = state.generation + 1
-        // Decoded once, and kept decoded: the next compaction need not decode them again.
-        let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         var problems: [PreferencesError] = []
+        // Decoded once, and kept decoded: the next compaction need not decode them again. A value
+        // that does not decode is not written again: first reported, with a copy of the snapshot.
+        if let unreadable = state.entries.takeInSnapshot() {
+            let damage = DamageReport(
+                recoveredRecords: state.entries.countUpperBound,
+                damagedRanges: unreadable.ranges,
+                reason: "values in the snapshot verified but did not decode, and were left out",
+                copyPath: nil
+            )
+            let file = DamagedFile(path: location, bytes: unreadable.file.array, damage: damage)
+            // Without a copy, writes are refused from now on, and the snapshot stays.
+            guard keepCopy(of: file, &state, reporting: &problems) else { return problems }
+        }
+        let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         if let warning = try fileSystem.replaceFile(
             at: location, with: bytes, ownedLike: logPath, persistence: flushesToDisk ? .flushed : .ordered)
         {

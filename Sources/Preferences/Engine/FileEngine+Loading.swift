@@ -142,18 +142,18 @@ extension FileEngine {
     /// - Throws: A ``PreferencesError`` if a file cannot be read or a newer version wrote it.
     func load(readOnly: Bool, acknowledged: LockFile.Acknowledged?) throws(PreferencesError) -> Loaded {
         var loaded = Loaded()
-        if let bytes = try fileSystem.readFile(at: location) {
+        if let file = try fileSystem.mapFile(at: location) {
             let snapshot: SnapshotFile.Contents
             do throws(UnsupportedVersion) {
-                snapshot = try SnapshotFile.decode(bytes)
+                snapshot = try SnapshotFile.decode(file)
             } catch {
                 throw unsupported(location, error)
             }
             loaded.entries = snapshot.entries
             loaded.generation = snapshot.generation
-            loaded.snapshotSize = bytes.count
+            loaded.snapshotSize = file.count
             if let damage = snapshot.damage {
-                loaded.damaged.append(DamagedFile(path: location, bytes: bytes, damage: damage))
+                loaded.damaged.append(DamagedFile(path: location, bytes: file.array, damage: damage))
             }
         }
         let log: OpenFile?
@@ -331,18 +331,7 @@ extension FileEngine {
     func repair(_ state: inout State, _ damaged: [DamagedFile]) -> [PreferencesError] {
         var problems: [PreferencesError] = []
         for file in damaged {
-            var damage = file.damage
-            do throws(PreferencesError) {
-                if let bytes = file.bytes {
-                    damage.copyPath = try keepCopy(of: bytes, beside: file.path)
-                }
-                problems.append(PreferencesError(.damagedFile(path: file.path, damage: damage)))
-            } catch {
-                state.refusal = "its file '\(file.path)' is damaged and no copy of it could be kept (\(error))"
-                problems.append(PreferencesError(.damagedFile(path: file.path, damage: damage)))
-                problems.append(error)
-                return problems
-            }
+            guard keepCopy(of: file, &state, reporting: &problems) else { return problems }
         }
         do throws(PreferencesError) {
             problems += try compact(&state)
@@ -351,6 +340,28 @@ extension FileEngine {
             problems.append(error)
         }
         return problems
+    }
+
+    /// Keeps a copy of a damaged file beside it, and reports the damage with where the copy is.
+    ///
+    /// A copy that cannot be kept refuses writes from then on, so that no compaction replaces the
+    /// only copy of what the file holds.
+    ///
+    /// - Returns: Whether the copy was kept, or there was no file to copy.
+    func keepCopy(of file: DamagedFile, _ state: inout State, reporting problems: inout [PreferencesError]) -> Bool {
+        var damage = file.damage
+        do throws(PreferencesError) {
+            if let bytes = file.bytes {
+                damage.copyPath = try keepCopy(of: bytes, beside: file.path)
+            }
+            problems.append(PreferencesError(.damagedFile(path: file.path, damage: damage)))
+            return true
+        } catch {
+            state.refusal = "its file '\(file.path)' is damaged and no copy of it could be kept (\(error))"
+            problems.append(PreferencesError(.damagedFile(path: file.path, damage: damage)))
+            problems.append(error)
+            return false
+        }
     }
 
     private func keepCopy(of bytes: [UInt8], beside path: String) throws(PreferencesError) -> String {

@@ -75,8 +75,11 @@ struct FileSystem: Sendable {
     /// Whether this platform has what ``sharesMemory`` needs, and the process did not ask for the
     /// leaves Apple platforms get with `PREFERENCES_ENGINE=portable` (so that the whole test suite
     /// runs them on Linux; see CONTRIBUTING.md).
+    ///
+    /// `getenv` rather than `ProcessInfo.environment`: that builds a dictionary of every variable,
+    /// about a third of what opening a small store costs in a process that has not opened one.
     static let canShareMemory: Bool =
-        preferences_mutex_is_supported() && ProcessInfo.processInfo.environment["PREFERENCES_ENGINE"] != "portable"
+        preferences_mutex_is_supported() && getenv("PREFERENCES_ENGINE").map { String(cString: $0) } != "portable"
 
     /// The file's bytes, or `nil` if there is no file at `path`.
     func readFile(at path: String) throws(PreferencesError) -> [UInt8]? {
@@ -116,6 +119,27 @@ struct FileSystem: Sendable {
             // The file grew since `fstat`: read on, in a chunk the size of what was read.
             chunkSize = bytes.count
         }
+    }
+
+    /// The bytes of a file that is never changed in place (a snapshot), mapped into memory; `nil`
+    /// if there is no file at `path`.
+    ///
+    /// See ``FileBytes`` for why a mapping. A file that cannot be mapped (an empty one, or on a
+    /// file system without mappings) is read instead.
+    func mapFile(at path: String) throws(PreferencesError) -> FileBytes? {
+        let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
+        if descriptor == -1 { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        try check(.read, path) { fstat(descriptor, &status) }
+        let length = Int(status.st_size)
+        if length > 0, fault(.map, path) == nil,
+            let address = mmap(nil, length, PROT_READ, MAP_PRIVATE | Self.mapPopulatesPages, descriptor, 0),
+            address != MAP_FAILED
+        {
+            return FileBytes(mappedAt: UnsafeRawPointer(address), length: length)
+        }
+        return FileBytes(copying: try readFile(at: path) ?? [])
     }
 
     /// Reads from `descriptor` into `buffer` until the file ends or `buffer` is full, counting in

@@ -154,11 +154,12 @@ struct Record: Equatable, Sendable, LogContent {
         return (writeIdentifier, migration, sequence)
     }
 
-    /// Where the key and value of a record that sets one entry lie, and whether the key is ASCII,
-    /// checked as decoding would check them but not decoded; `nil` for any other record, which may
-    /// still decode.
+    /// Where the key and value of a record that sets one entry lie, and whether the key is ASCII;
+    /// `nil` for any other record, which may still decode.
     ///
-    /// A record ``SnapshotFile`` writes is of this form: no identifiers, one change, a set.
+    /// The key is checked as decoding checks it; the value only holds at least a byte, and is
+    /// checked when it is decoded (see ``SnapshotIndex``). A record ``SnapshotFile`` writes is of
+    /// this form: no identifiers, one change, a set.
     static func locateSingleSet(
         payload reader: inout ByteReader
     ) throws(FormatError) -> (namespace: Range<Int>, name: Range<Int>, value: Range<Int>, keyIsASCII: Bool)? {
@@ -166,37 +167,37 @@ struct Record: Equatable, Sendable, LogContent {
         else { return nil }
         let namespace = try reader.skipLengthPrefixedString()
         let name = try reader.skipLengthPrefixedString()
-        let valueStart = reader.position
-        try StoredValue.skip(&reader)
-        guard !name.range.isEmpty, reader.isAtEnd else { return nil }
-        return (namespace.range, name.range, valueStart..<reader.position, namespace.isASCII && name.isASCII)
+        guard !name.range.isEmpty, !reader.isAtEnd else { return nil }
+        let value = try reader.readBytesRange(reader.remaining)
+        return (namespace.range, name.range, value, namespace.isASCII && name.isASCII)
     }
 
     /// What ``locateSingleSet(payload:)`` finds, for the records it finds most, straight from the bytes.
     ///
-    /// Takes a key of ASCII, each string shorter than 128 bytes, and a value
-    /// ``StoredValue/endOfPlainValue(in:at:before:)`` knows; `nil` for any other record, valid or
-    /// not, which `locateSingleSet(payload:)` then decides. The key is ASCII when it finds one.
+    /// Takes a key of ASCII, each string shorter than 128 bytes; `nil` for any other record, valid
+    /// or not, which `locateSingleSet(payload:)` then decides. The key is ASCII when it finds one.
     ///
-    /// Opening a store indexes every record of its snapshot, most of them of this form: a reader
-    /// that checks and may throw at every step is far slower for them.
+    /// Opening a store locates every record of its snapshot, most of them of this form, in a few
+    /// dozen instructions each: inlined, with one check for ASCII over both lengths and both
+    /// strings, where a reader that checks and may throw at every step takes several hundred.
+    @inline(__always)
     static func locatePlainSingleSet(
         in buffer: UnsafeBufferPointer<UInt8>,
         payload: Range<Int>
     ) -> (namespace: Range<Int>, name: Range<Int>, value: Range<Int>)? {
-        let end = payload.upperBound
-        guard payload.count >= 3, end <= buffer.count else { return nil }
-        var position = payload.lowerBound
-        // No flags, one change, a set.
-        guard buffer[position] == 0, buffer[position + 1] == 1, buffer[position + 2] == Operation.set.rawValue else {
-            return nil
-        }
-        position += 3
-        guard let namespace = shortASCIIString(in: buffer, at: &position, before: end),
-            let name = shortASCIIString(in: buffer, at: &position, before: end), !name.isEmpty,
-            let valueEnd = StoredValue.endOfPlainValue(in: buffer, at: position, before: end), valueEnd == end
+        let (start, end) = (payload.lowerBound, payload.upperBound)
+        // No flags, one change, a set, the two lengths, a byte of name and one of value at least.
+        guard start >= 0, end <= buffer.count, end - start >= 7, let base = buffer.baseAddress,
+            base[start] == 0, base[start + 1] == 1, base[start + 2] == Operation.set.rawValue
         else { return nil }
-        return (namespace, name, position..<valueEnd)
+        // Each length is one byte, below 128, as the check for ASCII below makes sure.
+        let namespace = (start + 4)..<(start + 4 + Int(base[start + 3]))
+        guard namespace.upperBound < end else { return nil }
+        let name = (namespace.upperBound + 1)..<(namespace.upperBound + 1 + Int(base[namespace.upperBound]))
+        guard !name.isEmpty, name.upperBound < end,
+            isASCII(UnsafeBufferPointer(start: base + start + 3, count: name.upperBound - start - 3))
+        else { return nil }
+        return (namespace, name, name.upperBound..<end)
     }
 
     init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {

@@ -1,6 +1,6 @@
 /// The snapshot: a ``FileHeader``, then one framed record per entry, in increasing order of key.
 ///
-/// A snapshot that verifies as a whole is indexed in one pass, and its entries decoded as they are
+/// A snapshot that verifies as a whole is indexed by its keys, and its entries decoded as they are
 /// looked up (``SnapshotIndex``). Any other is salvaged record by record: each frame carries its
 /// own checksum, so damage costs only the records it touches.
 enum SnapshotFile {
@@ -51,24 +51,32 @@ enum SnapshotFile {
     }
 
     static func decode(_ bytes: [UInt8]) throws(UnsupportedVersion) -> Contents {
-        switch FileHeader.check(bytes, expecting: .snapshot) {
+        try decode(FileBytes(copying: bytes))
+    }
+
+    /// Checks the header and the body's checksum, then indexes the body (``SnapshotIndex``), or
+    /// decodes it whole when it is not in the form an index takes, or salvages what verifies.
+    static func decode(_ file: FileBytes) throws(UnsupportedVersion) -> Contents {
+        switch FileHeader.check(file[0..<min(file.count, FileHeader.size)], expecting: .snapshot) {
         case .newerVersion(let version):
             throw UnsupportedVersion(version: version, supported: FileHeader.Kind.snapshot.currentVersion)
         case .damaged(let reason):
-            return salvage(bytes, reason: reason, generation: 0, headerIsValid: false)
+            return salvage(file.array, reason: reason, generation: 0, headerIsValid: false)
         case .valid(let header):
-            let actual = bytes.count - FileHeader.size
+            let actual = file.count - FileHeader.size
             guard header.bodyLength == UInt64(actual) else {
                 let reason = "the body is \(actual) bytes but the header says \(header.bodyLength)"
-                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+                return salvage(file.array, reason: reason, generation: header.generation, headerIsValid: true)
             }
-            guard CRC32C.checksum(bytes[FileHeader.size...]) == header.bodyChecksum else {
+            let body = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file.buffer)[FileHeader.size...])
+            guard CRC32C.checksum(body) == header.bodyChecksum else {
                 let reason = "the body's checksum does not match"
-                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+                return salvage(file.array, reason: reason, generation: header.generation, headerIsValid: true)
             }
-            if let index = SnapshotIndex(verified: bytes, from: FileHeader.size) {
+            if let index = SnapshotIndex(verified: file, from: FileHeader.size) {
                 return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
             }
+            let bytes = file.array
             guard let entries = readVerifiedBody(bytes) else {
                 let reason = "a record that verified did not decode"
                 return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)

@@ -1,11 +1,13 @@
-/// A snapshot whose body verified, kept as its bytes and decoded an entry at a time, when the
-/// entry is first looked up.
+/// A snapshot whose body verified, kept as its bytes: each entry is decoded when it is first
+/// looked up.
 ///
-/// Decoding every entry when the store opens would make, hash and insert strings for entries that
-/// may never be read. The index instead checks each record as decoding
-/// would (``Record/locateSingleSet(payload:)``) and keeps where its key and value lie, so that a
-/// snapshot that would not decode is still found damaged when the store opens, and a lookup is
-/// a binary search over keys compared as bytes.
+/// Opening checks the body's checksum, which tells the bytes are those its writer wrote, and then
+/// reads only the keys: each record's frame, that it sets one entry, where its key and value lie,
+/// and that the keys rise. Decoding every entry would make, hash and insert strings for entries
+/// that may never be read; checking every value would read every byte again. A value is checked
+/// when it is decoded: one that does not decode, which only a writer other than this library's can
+/// leave under a matching checksum, reads as no value and is reported by the compaction that would
+/// drop it (see ``StoredEntries/takeInSnapshot()``).
 ///
 /// Only a snapshot in the form ``SnapshotFile/encode(_:generation:)`` writes is indexed: one
 /// entry a record, in increasing order of key. Any other is decoded whole instead.
@@ -15,7 +17,7 @@
 /// declared in code is. A lookup where either side is not ASCII goes through a dictionary of
 /// every key instead, made the first time one is needed.
 final class SnapshotIndex: Sendable {
-    private let bytes: [UInt8]
+    private let file: FileBytes
     private let records: [Located]
     /// Whether every key's namespace and name are ASCII, so that a binary search over bytes finds
     /// what comparing strings would.
@@ -23,13 +25,22 @@ final class SnapshotIndex: Sendable {
     /// Each key's record, for lookups that bytes cannot answer; made when first needed.
     private let positions = Locked<[ResolvedKey: Int]?>(nil)
 
-    /// Where one record's key and value lie in `bytes`.
+    /// Where one record's key and value lie in the file's bytes.
     private struct Located {
         var namespaceStart: UInt32
         var namespaceEnd: UInt32
         var nameStart: UInt32
         var nameEnd: UInt32
         var valueEnd: UInt32
+
+        /// Where the key lies, and where the value ends, in a file of at most `UInt32.max` bytes.
+        init(namespace: Range<Int>, name: Range<Int>, valueEnd: Int) {
+            namespaceStart = UInt32(truncatingIfNeeded: namespace.lowerBound)
+            namespaceEnd = UInt32(truncatingIfNeeded: namespace.upperBound)
+            nameStart = UInt32(truncatingIfNeeded: name.lowerBound)
+            nameEnd = UInt32(truncatingIfNeeded: name.upperBound)
+            self.valueEnd = UInt32(truncatingIfNeeded: valueEnd)
+        }
 
         var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
         var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
@@ -41,81 +52,91 @@ final class SnapshotIndex: Sendable {
         }
     }
 
-    /// Indexes the records from `offset` to the end of `bytes`, whose checksums matched; `nil` if
-    /// one of them is not in the indexed form, or the keys are not in increasing order.
-    init?(verified bytes: [UInt8], from offset: Int) {
-        guard bytes.count <= UInt32.max else { return nil }
+    /// Indexes the records from `offset` to the end of `file`, whose checksum matched; `nil` if one
+    /// of them is not in the indexed form, or the keys do not rise.
+    init?(verified file: FileBytes, from offset: Int) {
+        let buffer = file.buffer
+        guard buffer.count <= UInt32.max else { return nil }
         var records: [Located] = []
+        // Room for records of about 48 bytes, the size of a small one: growing the array copies it.
+        records.reserveCapacity((buffer.count - offset) / 48)
         var keysAreASCII = true
-        let isIndexed = bytes.withUnsafeBufferPointer { buffer in
-            var offset = offset
-            while offset < buffer.count {
-                guard let (payload, _) = RecordFrame.payload(in: buffer, at: offset) else { return false }
-                let found: (namespace: Range<Int>, name: Range<Int>, value: Range<Int>, keyIsASCII: Bool)
-                if let plain = Record.locatePlainSingleSet(in: buffer, payload: payload) {
-                    found = (plain.namespace, plain.name, plain.value, true)
-                } else {
-                    // A reader only here, where the fast path gives up: each retains the bytes.
-                    var reader = ByteReader(bytes, range: payload)
-                    guard let located = try? Record.locateSingleSet(payload: &reader) else { return false }
-                    found = located
-                }
-                let located = Located(
-                    namespaceStart: UInt32(found.namespace.lowerBound),
-                    namespaceEnd: UInt32(found.namespace.upperBound),
-                    nameStart: UInt32(found.name.lowerBound),
-                    nameEnd: UInt32(found.name.upperBound),
-                    valueEnd: UInt32(found.value.upperBound)
-                )
-                if let previous = records.last, compareKeys(previous.key(in: buffer), located.key(in: buffer)) >= 0 {
-                    return false
-                }
+        var offset = offset
+        while offset < buffer.count {
+            guard let (payload, _) = RecordFrame.payload(in: buffer, at: offset) else { return nil }
+            let located: Located
+            if let plain = Record.locatePlainSingleSet(in: buffer, payload: payload) {
+                located = Located(namespace: plain.namespace, name: plain.name, valueEnd: payload.upperBound)
+            } else {
+                // A reader only here, where the fast path gives up, over a copy of the record.
+                var reader = ByteReader(file[payload], range: 0..<payload.count)
+                guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
+                let shift = payload.lowerBound
+                located = Located(
+                    namespace: found.namespace.shifted(by: shift), name: found.name.shifted(by: shift),
+                    valueEnd: payload.upperBound)
                 keysAreASCII = keysAreASCII && found.keyIsASCII
-                records.append(located)
-                offset = payload.upperBound
             }
-            return true
+            if let previous = records.last, compareKeys(previous.key(in: buffer), located.key(in: buffer)) >= 0 {
+                return nil
+            }
+            records.append(located)
+            offset = payload.upperBound
         }
-        guard isIndexed else { return nil }
-        self.bytes = bytes
+        self.file = file
         self.records = records
         self.keysAreASCII = keysAreASCII
     }
 
+    /// Indexes a copy of `bytes`: for tests and tools that hold a file as an array.
+    convenience init?(verified bytes: [UInt8], from offset: Int) {
+        self.init(verified: FileBytes(copying: bytes), from: offset)
+    }
+
     var count: Int { records.count }
 
-    /// The value stored under `key`, decoded, or `nil` if the snapshot holds none.
+    /// The value stored under `key`, decoded; `nil` if the snapshot holds none, or one that does
+    /// not decode.
     func value(for key: ResolvedKey) -> StoredValue? {
-        position(of: key).map { decodeValue(of: records[$0]) }
+        position(of: key).flatMap { decodeValue(of: records[$0]) }
     }
 
-    /// Every entry, decoded.
-    func decodeAll() -> [ResolvedKey: StoredValue] {
+    /// Every entry, decoded, and where the values that do not decode lie in the file.
+    func decodeAll() -> (entries: [ResolvedKey: StoredValue], unreadable: [Range<Int>]) {
         var entries: [ResolvedKey: StoredValue] = [:]
+        var unreadable: [Range<Int>] = []
         entries.reserveCapacity(records.count)
-        forEachKey { key, record in
-            entries[key] = decodeValue(of: records[record])
+        forEachKey { key, position in
+            if let value = decodeValue(of: records[position]) {
+                entries[key] = value
+            } else {
+                // A later record whose key is canonically equivalent wins, as in decoding.
+                entries.removeValue(forKey: key)
+                unreadable.append(records[position].value)
+            }
         }
-        return entries
+        return (entries, unreadable)
     }
+
+    /// The file the entries are read from, for a copy of it.
+    var bytes: FileBytes { file }
 
     /// Calls `body` with each record's key, made as a string, and the record's position, in order.
     private func forEachKey(_ body: (ResolvedKey, Int) -> Void) {
         var previous: (range: Range<Int>, namespace: String)?
-        bytes.withUnsafeBufferPointer { buffer in
-            for (position, record) in records.enumerated() {
-                // Entries sorted by namespace share few namespaces: each is made once.
-                let namespace: String
-                if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
-                    namespace = previous.namespace
-                } else {
-                    namespace = String(decoding: part(buffer, record.namespace), as: UTF8.self)
-                    previous = (record.namespace, namespace)
-                }
-                body(
-                    ResolvedKey(namespace: namespace, name: String(decoding: part(buffer, record.name), as: UTF8.self)),
-                    position)
+        let buffer = file.buffer
+        for (position, record) in records.enumerated() {
+            // Entries sorted by namespace share few namespaces: each is made once.
+            let namespace: String
+            if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
+                namespace = previous.namespace
+            } else {
+                namespace = String(decoding: part(buffer, record.namespace), as: UTF8.self)
+                previous = (record.namespace, namespace)
             }
+            body(
+                ResolvedKey(namespace: namespace, name: String(decoding: part(buffer, record.name), as: UTF8.self)),
+                position)
         }
     }
 
@@ -127,41 +148,42 @@ final class SnapshotIndex: Sendable {
     func changes(to newer: SnapshotIndex) -> [EntryChange]? {
         guard keysAreASCII, newer.keysAreASCII else { return nil }
         var changes: [EntryChange] = []
-        bytes.withUnsafeBufferPointer { oldBytes in
-            newer.bytes.withUnsafeBufferPointer { newBytes in
-                var old = 0
-                var new = 0
-                while old < records.count || new < newer.records.count {
-                    let order: Int
-                    if old == records.count {
-                        order = 1
-                    } else if new == newer.records.count {
-                        order = -1
-                    } else {
-                        order = compareKeys(records[old].key(in: oldBytes), newer.records[new].key(in: newBytes))
-                    }
-                    if order < 0 {
-                        changes.append(EntryChange(key: key(of: records[old], in: oldBytes), value: nil))
-                        old += 1
-                    } else if order > 0 {
-                        let record = newer.records[new]
-                        changes.append(
-                            EntryChange(key: newer.key(of: record, in: newBytes), value: newer.decodeValue(of: record)))
-                        new += 1
-                    } else {
-                        let (before, after) = (records[old], newer.records[new])
-                        // Equal bytes are equal values; unequal ones may still be (strings that are
-                        // canonically equivalent), so those are decoded and compared.
-                        if compareBytes(part(oldBytes, before.value), part(newBytes, after.value)) != 0 {
-                            let value = newer.decodeValue(of: after)
-                            if decodeValue(of: before) != value {
-                                changes.append(EntryChange(key: newer.key(of: after, in: newBytes), value: value))
-                            }
-                        }
-                        old += 1
-                        new += 1
+        let (oldBytes, newBytes) = (file.buffer, newer.file.buffer)
+        var old = 0
+        var new = 0
+        while old < records.count || new < newer.records.count {
+            let order: Int
+            if old == records.count {
+                order = 1
+            } else if new == newer.records.count {
+                order = -1
+            } else {
+                order = compareKeys(records[old].key(in: oldBytes), newer.records[new].key(in: newBytes))
+            }
+            // A value that does not decode reads as none: its coming or going is no change.
+            if order < 0 {
+                if decodeValue(of: records[old]) != nil {
+                    changes.append(EntryChange(key: key(of: records[old], in: oldBytes), value: nil))
+                }
+                old += 1
+            } else if order > 0 {
+                let record = newer.records[new]
+                if let value = newer.decodeValue(of: record) {
+                    changes.append(EntryChange(key: newer.key(of: record, in: newBytes), value: value))
+                }
+                new += 1
+            } else {
+                let (before, after) = (records[old], newer.records[new])
+                // Equal bytes are equal values; unequal ones may still be (strings that are
+                // canonically equivalent), so those are decoded and compared.
+                if compareBytes(part(oldBytes, before.value), part(newBytes, after.value)) != 0 {
+                    let value = newer.decodeValue(of: after)
+                    if decodeValue(of: before) != value {
+                        changes.append(EntryChange(key: newer.key(of: after, in: newBytes), value: value))
                     }
                 }
+                old += 1
+                new += 1
             }
         }
         return changes
@@ -174,13 +196,11 @@ final class SnapshotIndex: Sendable {
         )
     }
 
-    private func decodeValue(of record: Located) -> StoredValue {
-        var reader = ByteReader(bytes, range: record.value)
-        do {
-            return try StoredValue(from: &reader)
-        } catch {
-            preconditionFailure("a value that checked when the snapshot was indexed did not decode: \(error)")
-        }
+    /// The record's value, decoded from a copy of its bytes; `nil` if it does not decode.
+    private func decodeValue(of record: Located) -> StoredValue? {
+        var reader = ByteReader(file[record.value], range: 0..<record.value.count)
+        guard let value = try? StoredValue(from: &reader), reader.isAtEnd else { return nil }
+        return value
     }
 
     /// The position of the record of `key`.
@@ -204,22 +224,21 @@ final class SnapshotIndex: Sendable {
         withUTF8(key.namespace) { namespace in
             withUTF8(key.name) { name in
                 guard keysAreASCII, isASCII(namespace), isASCII(name) else { return .notASCII }
-                return bytes.withUnsafeBufferPointer { buffer in
-                    var low = 0
-                    var high = records.count
-                    while low < high {
-                        let middle = (low + high) / 2
-                        let order = compareKeys(records[middle].key(in: buffer), (namespace, name))
-                        if order < 0 {
-                            low = middle + 1
-                        } else if order > 0 {
-                            high = middle
-                        } else {
-                            return .found(middle)
-                        }
+                let buffer = file.buffer
+                var low = 0
+                var high = records.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let order = compareKeys(records[middle].key(in: buffer), (namespace, name))
+                    if order < 0 {
+                        low = middle + 1
+                    } else if order > 0 {
+                        high = middle
+                    } else {
+                        return .found(middle)
                     }
-                    return .absent
                 }
+                return .absent
             }
         }
     }
@@ -261,4 +280,11 @@ private func part(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> 
 private func withUTF8<Result>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     var string = string
     return string.withUTF8(body)
+}
+
+extension Range<Int> {
+    /// The range moved `offset` places up.
+    fileprivate func shifted(by offset: Int) -> Range<Int> {
+        (lowerBound + offset)..<(upperBound + offset)
+    }
 }

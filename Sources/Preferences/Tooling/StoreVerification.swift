@@ -41,9 +41,20 @@ package struct StoreVerification: Sendable {
             }
         }
         // Every entry decoded: verifying means finding any value that would not.
-        let keys = loaded.entries.all.keys
+        var entries = loaded.entries
+        var damage = loaded.damaged.map { ($0.path, $0.damage.description) }
+        if let unreadable = entries.takeInSnapshot() {
+            let report = DamageReport(
+                recoveredRecords: entries.countUpperBound,
+                damagedRanges: unreadable.ranges,
+                reason: "values in the snapshot verified but do not decode",
+                copyPath: nil
+            )
+            damage.append((path, report.description))
+        }
+        let keys = entries.all.keys
         return StoreVerification(
-            damage: loaded.damaged.map { ($0.path, $0.damage.description) },
+            damage: damage,
             tornTailBytes: loaded.tornBytes,
             readableEntries: keys.filter { !$0.isReserved }.count,
             ledgerEntries: keys.filter { $0.namespace == AppliedMigration.ledgerNamespace }.count,
