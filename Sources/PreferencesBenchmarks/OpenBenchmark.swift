@@ -22,8 +22,13 @@ struct OpenBenchmark {
         let bytes = FileSizeBenchmark.size(of: storeURL)
         let floor = try measure(Self.floor, kind: "floor", at: storeURL.path, bytes: bytes)
         if onlyPreferences {
+            let fullURL = try storeWithFullLog()
             return [
-                try measure("Preferences file, standard", kind: "preferences", at: storeURL.path, bytes: bytes), floor,
+                try measure("Preferences file, standard", kind: "preferences", at: storeURL.path, bytes: bytes),
+                try measure(
+                    "Preferences file, log about to be compacted", kind: "preferences", at: fullURL.path,
+                    bytes: FileSizeBenchmark.size(of: fullURL)),
+                floor,
             ]
         }
         let suite = "open-\(n)-\(UUID().uuidString)"
@@ -50,6 +55,36 @@ struct OpenBenchmark {
     /// The contender that opens nothing: a fresh process's first dictionary and file URL path.
     static let floor = "floor: first dictionary and URL in a process"
 
+    /// A store of the same keys whose log is 95 % of the way to its next compaction: what opening
+    /// costs at its most, when it replays the longest log there is.
+    private func storeWithFullLog() throws -> URL {
+        let padding = String(repeating: "x", count: 80)
+        let url = scratch.appendingPathComponent("open-\(n)-full.store")
+        let store = try PreferencesStore(fileURL: url)
+        let keys = (0..<n).map { PreferenceKey<String>("key\($0)", default: "") }
+        try store.transaction { preferences in
+            for index in 0..<n {
+                preferences[keys[index]] = "\(index) \(padding)"
+            }
+        }
+        try store.compact()
+        // Writes of new values about the size of the first, counted until the next compaction
+        // replaces the snapshot, then 95 % as many again.
+        func snapshotFile() throws -> Int? {
+            try FileManager().attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int
+        }
+        let compacted = try snapshotFile()
+        var writesPerCompaction = 0
+        while try snapshotFile() == compacted {
+            writesPerCompaction += 1
+            try store.setValue("\(writesPerCompaction) \(padding)", for: keys[writesPerCompaction % n])
+        }
+        for index in 0..<(writesPerCompaction * 95 / 100) {
+            try store.setValue("\(writesPerCompaction + index) \(padding)", for: keys[index % n])
+        }
+        return url
+    }
+
     private func measure(_ contender: String, kind: String, at location: String, bytes: Int) throws -> Result {
         summarise(
             try (0..<runs).compactMap { _ in try Self.measureInChild(kind: kind, location: location) },
@@ -72,12 +107,17 @@ struct OpenBenchmark {
     }
 
     /// The child's side: open the store and read one key, timed from before the open.
+    ///
+    /// What was opened is kept until the clock has been read: closing it is not part of opening.
     static func measureInThisProcess(kind: String, location: String) -> Double {
+        var opened: [AnyObject] = []
+        defer { withExtendedLifetime(opened) {} }
         let start = DispatchTime.now().uptimeNanoseconds
         switch kind {
         case "preferences":
             guard let store = try? PreferencesStore(fileURL: URL(fileURLWithPath: location)) else { return .nan }
             _ = store[PreferenceKey<String>("key1", default: "")]
+            opened.append(store)
         case "floor":
             // What any Swift code pays the first time in a process it makes a dictionary and a
             // file URL's path, as opening a store does: the least an open in a fresh process costs.
@@ -85,10 +125,13 @@ struct OpenBenchmark {
             paths[URL(fileURLWithPath: location).path] = 1
             if paths.count == 2 { print("") }
         case "defaults":
-            _ = UserDefaults(suiteName: location)?.string(forKey: "key1")
+            let defaults = UserDefaults(suiteName: location)
+            _ = defaults?.string(forKey: "key1")
+            opened.append(defaults as AnyObject)
         default:
             guard let json = try? JSONFileContender(url: URL(fileURLWithPath: location)) else { return .nan }
             _ = json.readString(at: 1)
+            opened.append(json as AnyObject)
         }
         return Double(DispatchTime.now().uptimeNanoseconds - start)
     }

@@ -22,7 +22,11 @@ func printReport(_ results: [Result]) {
             continue
         }
         let hasBaselines = rows.contains { baselines.contains($0.contender) }
+        let hasTails = rows.contains { $0.p99Nanoseconds != nil }
         var header = "  " + pad("n", 7) + pad("contender", 35) + pad("p50", 11) + pad("p95", 11)
+        if hasTails {
+            header += pad("p99", 11)
+        }
         if hasBaselines {
             header += "vs UserDefaults   vs UD+synchronize   vs JSON file"
         }
@@ -31,8 +35,8 @@ func printReport(_ results: [Result]) {
             var line =
                 "  " + pad("\(row.n)", 7) + pad(row.contender, 35) + pad(formatted(row.p50Nanoseconds), 11)
                 + pad(formatted(row.p95Nanoseconds), 11)
-            if let p99 = row.p99Nanoseconds {
-                line += "p99 " + formatted(p99)
+            if hasTails {
+                line += pad(row.p99Nanoseconds.map(formatted) ?? "", 11)
             }
             if hasBaselines && row.contender.hasPrefix("Preferences") {
                 for (index, baseline) in baselines.enumerated() {

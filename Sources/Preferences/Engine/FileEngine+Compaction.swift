@@ -16,10 +16,15 @@ extension FileEngine {
     /// write pays for no call.
     @inline(__always)
     func shouldCompact(_ state: inout State) -> Bool {
-        guard state.logValidEnd - LogFile.recordsOffset > max(state.snapshotSize, compactionMinimumBytes) else {
-            return false
-        }
+        guard state.logValidEnd > compactionEnd(state) else { return false }
         return mayRetryCompaction(&state)
+    }
+
+    /// Where the log's records may reach before a commit compacts it: as far as the snapshot is
+    /// long, or ``compactionMinimumBytes`` when that is more.
+    @inline(__always)
+    func compactionEnd(_ state: borrowing State) -> Int {
+        LogFile.recordsOffset + max(state.snapshotSize, compactionMinimumBytes)
     }
 
     /// Whether no failed compaction asks to wait before the next one.

@@ -389,6 +389,7 @@ final class FileEngine: PreferencesBackend {
         guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
         let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
         state.mapping = mapping
+        mapping.allocationTarget = compactionEnd(state) + LogMapping.inPlaceFrameLimit
         try mapping.reserve(state.logValidEnd + RecordFrame.headerSize)
         return mapping
     }

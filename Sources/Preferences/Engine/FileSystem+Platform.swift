@@ -21,6 +21,16 @@ extension FileSystem {
         #endif
     }()
 
+    /// Sets up the pages of a shared mapping for writing now, where the system can (Linux's
+    /// `MADV_POPULATE_WRITE`, since 5.14), so that the writes into them take no page fault.
+    ///
+    /// A hint: where it fails or is missing, the pages fault in as they are first written.
+    func prepareForWriting(_ address: UnsafeMutableRawPointer, length: Int) {
+        #if os(Linux)
+            _ = madvise(address, length, MADV_POPULATE_WRITE)
+        #endif
+    }
+
     /// Flushes a file to stable storage before a rename makes it the one readers see.
     ///
     /// On Apple platforms `fsync` reaches only the drive's cache. With `flushesToDisk`, `F_FULLFSYNC`

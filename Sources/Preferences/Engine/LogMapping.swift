@@ -36,11 +36,13 @@ final class LogMapping {
     /// The least address space a mapping takes: a log of this size is about 25,000 small writes.
     private static let minimumWindow = 1 << 20
     /// The least space allocated ahead of the log's end, and the fraction of its size allocated
-    /// ahead beyond that: an allocation every hundred or so small writes, and little space held that
-    /// the log may never use (16 KiB ahead would make the files of 1,000 overwritten keys twice the
-    /// live data).
-    private static let minimumAhead = 4 * 1024
-    private static let aheadFraction = 16
+    /// ahead beyond that, up to ``allocationTarget``: an allocation about every 2,000 small writes,
+    /// its pages made ready at once, rather than a page fault every hundred.
+    private static let minimumAhead = 64 * 1024
+    private static let aheadFraction = 4
+    /// Where the log will be compacted: no allocation reaches past it (unless the log has), so that
+    /// a store's files hold no space the log will never use. The engine sets it.
+    var allocationTarget = 0
 
     init(file: OpenFile, fileSystem: FileSystem) {
         self.file = file
@@ -53,9 +55,13 @@ final class LogMapping {
 
     /// Makes the first `end` bytes of the log writable through the mapping, allocating more of the
     /// file when they are not yet.
+    ///
+    /// The pages allocated are made ready for writing at once (see
+    /// ``FileSystem/prepareForWriting(_:length:)``): the writes that follow take no page fault.
     func reserve(_ end: Int) throws(PreferencesError) {
         guard end > capacity else { return }
-        let wanted = end + max(Self.minimumAhead, end / Self.aheadFraction)
+        let ahead = end + max(Self.minimumAhead, end / Self.aheadFraction)
+        let wanted = end > allocationTarget ? ahead : min(ahead, allocationTarget)
         let length = (wanted + Self.pageSize - 1) / Self.pageSize * Self.pageSize
         try fileSystem.check(.allocate, file.path) {
             let result = preferences_allocate(file.descriptor, Int64(length))
@@ -66,6 +72,10 @@ final class LogMapping {
             return 0
         }
         try mapWindow(covering: length)
+        if let base {
+            let from = capacity / Self.pageSize * Self.pageSize
+            fileSystem.prepareForWriting(base + from, length: length - from)
+        }
         capacity = length
     }
 

@@ -100,9 +100,14 @@ extension PreferencesStore {
         )
     }
 
-    /// The least log size worth compacting: small stores compact at 16 KiB of log, larger ones
+    /// The least log size worth compacting: small stores compact at 64 KiB of log, larger ones
     /// when the log outgrows the snapshot.
-    package static let defaultCompactionMinimumBytes = 16 * 1024
+    ///
+    /// A compaction costs about half a millisecond, most of it two flushes and two renames, whatever
+    /// the store's size: 64 KiB of log is about 2,000 small writes to spread it over. A larger log
+    /// would spread it further, but opening reads the whole log, and the files of a store smaller
+    /// than the log hold more than twice its data.
+    package static let defaultCompactionMinimumBytes = 64 * 1024
 
     /// Opens a store that keeps its values in a `UserDefaults` suite, for code that reads the suite
     /// directly, such as `@AppStorage`.
