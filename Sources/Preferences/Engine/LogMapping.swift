@@ -40,8 +40,10 @@ final class LogMapping {
     /// its pages made ready at once, rather than a page fault every hundred.
     private static let minimumAhead = 64 * 1024
     private static let aheadFraction = 4
-    /// Where the log will be compacted: no allocation reaches past it (unless the log has), so that
-    /// a store's files hold no space the log will never use. The engine sets it.
+    /// Where the log will be compacted, which the engine sets.
+    ///
+    /// No allocation reaches past it (unless the log has), so that a store's files hold no space
+    /// the log will never use.
     var allocationTarget = 0
 
     init(file: OpenFile, fileSystem: FileSystem) {
