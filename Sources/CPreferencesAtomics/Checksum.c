@@ -48,6 +48,58 @@ uint32_t preferences_crc32c_update(uint32_t crc, const void *bytes, size_t count
     }
     return crc;
 }
+#elif defined(__aarch64__)
+#include <arm_acle.h>
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+// ARMv8's CRC-32C instructions, mandatory from ARMv8.1 and present on every Apple processor this
+// package's minimums run on. Where the compiler targets them (`__ARM_FEATURE_CRC32`: macOS, watchOS,
+// visionOS) nothing needs asking; iOS and tvOS target a processor without them, so the system is
+// asked, with the `sysctlbyname` key Apple documents under "Determining instruction set
+// characteristics". Elsewhere (Linux built for plain ARMv8) the tables compute the checksum.
+int preferences_crc32c_is_accelerated(void) {
+#if defined(__ARM_FEATURE_CRC32)
+    return 1;
+#elif defined(__APPLE__)
+    int present = 0;
+    size_t size = sizeof(present);
+    return sysctlbyname("hw.optional.armv8_crc32", &present, &size, NULL, 0) == 0 && present != 0;
+#else
+    return 0;
+#endif
+}
+
+// Compiled for the CRC extension whatever the target's baseline, and called only once
+// `preferences_crc32c_is_accelerated` said the processor has it.
+__attribute__((target("crc")))
+uint32_t preferences_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
+    const unsigned char *next = bytes;
+    while (count >= 8) {
+        uint64_t word;
+        memcpy(&word, next, 8);
+        crc = __crc32cd(crc, word);
+        next += 8;
+        count -= 8;
+    }
+    if (count & 4) {
+        uint32_t word;
+        memcpy(&word, next, 4);
+        crc = __crc32cw(crc, word);
+        next += 4;
+    }
+    if (count & 2) {
+        uint16_t half;
+        memcpy(&half, next, 2);
+        crc = __crc32ch(crc, half);
+        next += 2;
+    }
+    if (count & 1) {
+        crc = __crc32cb(crc, *next);
+    }
+    return crc;
+}
 #else
 int preferences_crc32c_is_accelerated(void) {
     return 0;
