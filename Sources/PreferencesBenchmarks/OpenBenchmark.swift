@@ -76,6 +76,10 @@ struct OpenBenchmark {
         let compacted = try snapshotFile()
         var writesPerCompaction = 0
         while try snapshotFile() == compacted {
+            // A log holds no more than the snapshot and 64 KiB: a compaction long overdue failed.
+            guard writesPerCompaction < 10 * n + 10_000 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+            }
             writesPerCompaction += 1
             try store.setValue("\(writesPerCompaction) \(padding)", for: keys[writesPerCompaction % n])
         }

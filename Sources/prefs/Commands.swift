@@ -167,8 +167,14 @@ struct Commands {
         let store: PreferencesStore
         do {
             store = try PreferencesStore(fileURL: url, ifDamaged: .recover)
+            // Opening repairs what it finds damaged; a value that verifies but does not decode
+            // goes with a compaction, which keeps a copy of the snapshot first.
+            try store.compact()
         } catch {
             throw ToolError(.storeFailed, "\(error)")
+        }
+        if let after = try? StoreVerification.verify(fileURL: url), after.isDamaged {
+            throw ToolError(.storeFailed, "the store is still damaged after the repair: run 'prefs verify' to see how")
         }
         let copies =
             (try? FileManager().contentsOfDirectory(atPath: url.deletingLastPathComponent().path))?

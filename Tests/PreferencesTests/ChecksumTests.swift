@@ -22,10 +22,13 @@ import Testing
         }
     }
 
-    /// The processor's instruction is used where it exists: every x86-64 machine these tests run on
-    /// has SSE 4.2, and every Apple processor the package runs on has ARM's CRC extension, so a
-    /// `false` there would mean the check of the processor is broken. Elsewhere (ARM64 Linux) it
-    /// depends on the processor, and the tests of the checksum's values hold either way.
+    /// The processor's instruction is used where it exists.
+    ///
+    /// Every x86-64 machine these tests run on has SSE 4.2, and every Apple processor the package
+    /// runs on has ARM's CRC extension, so a `false` there would mean the check of the processor is
+    /// broken. Elsewhere (arm64 Linux) it
+    /// depends on the flags the package was built with, and the tests of the checksum's values hold
+    /// either way.
     @Test func theInstructionIsUsedWhereItExists() {
         #if arch(x86_64) || (arch(arm64) && canImport(Darwin))
             #expect(CRC32C.isAccelerated)

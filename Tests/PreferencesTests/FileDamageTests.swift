@@ -127,26 +127,7 @@ struct FileDamageTests {
     /// copy of the snapshot and reports it first.
     @Test func aValueThatVerifiesButDoesNotDecodeIsCopiedAndReportedByTheCompactionThatDropsIt() throws {
         let directory = try TemporaryDirectory()
-        var body = ByteWriter()
-        let a = EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))
-        let z = EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))
-        RecordFrame.append(Record(changes: [a]), to: &body)
-        var payload = ByteWriter()
-        payload.append(UInt8(0))  // flags
-        payload.appendVarint(1)  // one change
-        payload.append(UInt8(1))  // set
-        payload.appendLengthPrefixed("app")
-        payload.appendLengthPrefixed("broken")
-        payload.append(UInt8(0xEE))  // no value has this tag
-        body.append(UInt32(payload.count))
-        body.append(~UInt32(payload.count))
-        body.append(CRC32C.checksum(payload.bytes[...]))
-        body.append(contentsOf: payload.bytes)
-        RecordFrame.append(Record(changes: [z]), to: &body)
-        let header = FileHeader(
-            kind: .snapshot, generation: 3, bodyLength: UInt64(body.count),
-            bodyChecksum: CRC32C.checksum(body.bytes[...]))
-        let snapshot = header.encoded() + body.bytes
+        let snapshot = Self.snapshotWithAnUnreadableValue()
         try Self.writeStore(snapshot: snapshot, in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
@@ -158,7 +139,7 @@ struct FileDamageTests {
         try store.compact()
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile])
-        #expect(reported.first?.description.contains("did not decode") == true)
+        #expect(reported.first?.description.contains("do not decode") == true)
         let copies = try directory.fileNames().filter { $0.hasPrefix("preferences.store.damaged-") }
         #expect(copies.count == 1)
         let copy = try Data(contentsOf: directory.url.appendingPathComponent(try #require(copies.first)))
@@ -172,8 +153,59 @@ struct FileDamageTests {
         #expect(reopened.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A snapshot of generation 3 holding `a` = 1, `z` = 2, and `broken`, whose value has a tag no
+    /// value has, every checksum matching.
+    private static func snapshotWithAnUnreadableValue() -> [UInt8] {
+        let a = EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))
+        let z = EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))
+        var broken = HandWrittenSnapshot.payloadSetting(namespace: "app", name: "broken")
+        broken.append(UInt8(0xEE))
+        return HandWrittenSnapshot.file(
+            frames: HandWrittenSnapshot.frames([Record(changes: [a])])
+                + HandWrittenSnapshot.frame(payload: broken.bytes) + HandWrittenSnapshot.frames([Record(changes: [z])]),
+            generation: 3)
+    }
+
+    /// A compaction that fails after keeping the copy (here the snapshot's rename) still reports the
+    /// values it left out: the store's memory no longer holds them, and the next compaction will not
+    /// find them again.
+    @Test func aCompactionThatFailsAfterCopyingStillReportsTheValuesItLeftOut() throws {
+        let directory = try TemporaryDirectory()
+        try Self.writeStore(snapshot: Self.snapshotWithAnUnreadableValue(), in: directory)
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        log.fail(.rename, with: EIO, where: { $0 == directory.storeURL.path })
+        #expect(throws: PreferencesError.self) { try store.compact() }
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains(".damaged-") == true)
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.damaged-") })
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == Self.snapshotWithAnUnreadableValue())
+    }
+
+    /// A compaction that cannot keep a copy of a snapshot whose values it would leave out does not
+    /// compact: it throws, the snapshot stays as it is, and the store refuses writes from then on.
+    @Test func aCompactionThatCannotCopyLeavesTheSnapshotAndRefusesWrites() throws {
+        let directory = try TemporaryDirectory()
+        try Self.writeStore(snapshot: Self.snapshotWithAnUnreadableValue(), in: directory)
+        let log = FileOperationLog()
+        let store = try PreferencesStore(fileURL: directory.storeURL, fileSystem: log.fileSystem)
+        log.fail(.write, with: ENOSPC, where: { $0.contains(".damaged-") })
+        let error = #expect(throws: PreferencesError.self) { try store.compact() }
+        #expect(error?.code == .storeUnavailable)
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.damagedFile, .fileOperationFailed])
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == Self.snapshotWithAnUnreadableValue())
+        log.fail(.write, with: nil)
+        let refused = #expect(throws: PreferencesError.self) {
+            try store.setValue(3, for: PreferenceKey<Int>("a", default: 0))
+        }
+        #expect(refused?.code == .storeUnavailable)
+        #expect(store[PreferenceKey<Int>("a", default: 0)] == 1)
+    }
+
     /// A snapshot that cannot be mapped, as on a file system without mappings, is read instead.
-    @Test func aSnapshotThatCannotBeMappedIsReadInstead() throws {
+    @Test(.enabled(if: FileSystem.canShareMemory, "only where writers share memory is a snapshot mapped"))
+    func aSnapshotThatCannotBeMappedIsReadInstead() throws {
         let directory = try TemporaryDirectory()
         let (bytes, entries) = Self.sampleFile()
         try Self.writeStore(snapshot: bytes, in: directory)

@@ -44,7 +44,7 @@ struct LogEngineTests {
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
         let file = try #require(try FileSystem().openExisting(at: path, readOnly: false))
         defer { close(file.descriptor) }
-        let mapping = LogMapping(file: file, fileSystem: FileSystem())
+        let mapping = LogMapping(file: file, fileSystem: FileSystem(), allocationTarget: 1 << 20)
         try mapping.reserve(256)
         func write(_ byte: UInt8, at offset: Int) {
             var byte = byte
@@ -93,6 +93,32 @@ struct LogEngineTests {
         #expect(restored[PreferenceKey<Int>("k0", default: -1)] == 7)
         #expect(restored[PreferenceKey<Int>("k2", default: -1)] == 2)
         #expect(!(try copy.fileNames().contains { $0.contains(".damaged-") }))
+    }
+
+    /// The log is allocated ahead in steps (64 KiB, or a quarter of the log), but never past where
+    /// it will be compacted (and a frame), so the space it holds and will never use stays small: in
+    /// a store whose snapshot is larger than the step, the step alone would reach past it.
+    @Test func theLogIsAllocatedNoFurtherThanWhereItWillBeCompacted() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let keys = (0..<2_000).map { PreferenceKey<String>("key\($0)", default: "") }
+        try store.transaction { preferences in
+            for key in keys {
+                preferences[key] = String(repeating: "v", count: 60)
+            }
+        }
+        try store.compact()
+        func size(_ url: URL) throws -> Int {
+            try #require(try FileManager().attributesOfItem(atPath: url.path)[.size] as? Int)
+        }
+        var largestOver = Int.min
+        for round in 0..<3_000 {
+            try store.setValue("\(round) " + String(repeating: "w", count: 60), for: keys[round % keys.count])
+            let compactionEnd = LogFile.recordsOffset + max(try size(directory.storeURL), 64 * 1024)
+            let limit = (compactionEnd + LogMapping.inPlaceFrameLimit + 4095) / 4096 * 4096
+            largestOver = max(largestOver, try size(directory.logURL) - limit)
+        }
+        #expect(largestOver <= 0, "the log was allocated \(largestOver) bytes past where it compacts")
     }
 
     @Test func aRecordCutShortByAKilledWriterIsDroppedQuietlyAndTheNextAppendCutsItOff() throws {

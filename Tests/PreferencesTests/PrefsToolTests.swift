@@ -312,6 +312,32 @@ struct PrefsToolTests {
         #expect(try prefs(["repair", directory.storeURL.path]).output.contains("nothing to repair"))
     }
 
+    /// A value that verifies but does not decode, which only another program can write: opening
+    /// does not find it, so `verify` must, and `repair` must compact it away, keeping a copy.
+    @Test func verifyFindsAndRepairRemovesAValueThatDoesNotDecode() throws {
+        let directory = try TemporaryDirectory()
+        let a = EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))
+        var broken = HandWrittenSnapshot.payloadSetting(namespace: "app", name: "broken")
+        broken.append(UInt8(0xEE))  // no value has this tag
+        let snapshot = HandWrittenSnapshot.file(
+            frames: HandWrittenSnapshot.frames([Record(changes: [a])])
+                + HandWrittenSnapshot.frame(payload: broken.bytes),
+            generation: 3)
+        try Data(snapshot).write(to: directory.storeURL)
+        try Data(LogFile.start(generation: 3, lockStamp: 0)).write(to: directory.logURL)
+
+        let verify = try prefs(["verify", directory.storeURL.path])
+        #expect(verify.status == 1)
+        #expect(verify.output.contains("DAMAGED"))
+        #expect(verify.output.contains("do not decode"))
+
+        let repair = try prefs(["repair", directory.storeURL.path])
+        #expect(repair.status == 0)
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.damaged-") })
+        #expect(try prefs(["verify", directory.storeURL.path]).status == 0)
+        #expect(try prefs(["read", directory.storeURL.path, "app:a"]).output == "1\n")
+    }
+
     @Test func verifyCallsATornTailNormal() throws {
         let directory = try sampleStore()
         // Where the records end, before the space allocated after them.

@@ -29,34 +29,6 @@ struct SnapshotIndexTests {
         return entries
     }
 
-    /// A snapshot of generation 1 whose body is `frames`, with a header that matches it.
-    private static func snapshot(frames: [UInt8]) -> [UInt8] {
-        let header = FileHeader(
-            kind: .snapshot,
-            generation: 1,
-            bodyLength: UInt64(frames.count),
-            bodyChecksum: CRC32C.checksum(frames[...])
-        )
-        return header.encoded() + frames
-    }
-
-    /// `payload`, framed as ``RecordFrame`` frames a record, checksum included.
-    private static func frame(payload: [UInt8]) -> [UInt8] {
-        var writer = ByteWriter()
-        writer.append(UInt32(payload.count))
-        writer.append(~UInt32(payload.count))
-        writer.append(CRC32C.checksum(payload[...]))
-        return writer.bytes + payload
-    }
-
-    private static func frames(_ records: [Record]) -> [UInt8] {
-        var writer = ByteWriter()
-        for record in records {
-            RecordFrame.append(record, to: &writer)
-        }
-        return writer.bytes
-    }
-
     /// The fast path that indexes the common records straight from the bytes finds exactly what
     /// the checking reader finds, or leaves the record to it: on records of every kind of key and
     /// value, strings either side of 128 bytes, each record also cut short at every length, and
@@ -208,7 +180,7 @@ struct SnapshotIndexTests {
                     Record(changes: [EntryChange(key: b, value: nil)]),
                 ]
             }
-        let bytes = Self.snapshot(frames: Self.frames(records))
+        let bytes = HandWrittenSnapshot.file(frames: HandWrittenSnapshot.frames(records))
         #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) == nil)
         var expected: [ResolvedKey: StoredValue] = [:]
         for record in records {
@@ -222,19 +194,14 @@ struct SnapshotIndexTests {
     /// The writer puts a dictionary's keys in order; a value is decoded when looked up, which takes
     /// any order.
     @Test func aDictionaryWhoseKeysAreOutOfOrderIsReadWhenLookedUp() throws {
-        var payload = ByteWriter()
-        payload.append(UInt8(0))  // flags
-        payload.appendVarint(1)  // one change
-        payload.append(UInt8(1))  // set
-        payload.appendLengthPrefixed("app")
-        payload.appendLengthPrefixed("map")
+        var payload = HandWrittenSnapshot.payloadSetting(namespace: "app", name: "map")
         payload.append(UInt8(11))  // dictionary
         payload.appendVarint(2)
         for key in ["b", "a"] {
             payload.appendLengthPrefixed(key)
             StoredValue.bool(key == "a").write(to: &payload)
         }
-        let bytes = Self.snapshot(frames: Self.frame(payload: payload.bytes))
+        let bytes = HandWrittenSnapshot.file(frames: HandWrittenSnapshot.frame(payload: payload.bytes))
         #expect(SnapshotIndex(verified: bytes, from: FileHeader.size) != nil)
         let contents = try SnapshotFile.decode(bytes)
         #expect(contents.damage == nil)
@@ -252,17 +219,13 @@ struct SnapshotIndexTests {
         arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5], [11, 2, 1, 0x6B, 1, 1, 1, 0x6B, 1, 0], [1, 1, 0]]
             as [[UInt8]])
     func aValueThatWouldNotDecodeReadsAsNoneAndIsFoundWhenTakenIn(value: [UInt8]) throws {
-        var payload = ByteWriter()
-        payload.append(UInt8(0))
-        payload.appendVarint(1)
-        payload.append(UInt8(1))
-        payload.appendLengthPrefixed("app")
-        payload.appendLengthPrefixed("broken")
-        var bad = payload.bytes
+        var bad = HandWrittenSnapshot.payloadSetting(namespace: "app", name: "broken").bytes
         bad += value
         let a = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))])
         let z = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))])
-        let bytes = Self.snapshot(frames: Self.frames([a]) + Self.frame(payload: bad) + Self.frames([z]))
+        let bytes = HandWrittenSnapshot.file(
+            frames: HandWrittenSnapshot.frames([a]) + HandWrittenSnapshot.frame(payload: bad)
+                + HandWrittenSnapshot.frames([z]))
         let contents = try SnapshotFile.decode(bytes)
         #expect(contents.damage == nil)
         #expect(contents.entries[ResolvedKey(namespace: "app", name: "broken")] == nil)
@@ -276,12 +239,42 @@ struct SnapshotIndexTests {
         let takenIn = entries.takeInSnapshot()
         let unreadable = try #require(takenIn)
         // The bad value is the last bytes of its frame, which the frame of `z` follows.
-        let frameOfZ = bytes.count - Self.frames([z]).count
+        let frameOfZ = bytes.count - HandWrittenSnapshot.frames([z]).count
         #expect(unreadable.ranges == [(frameOfZ - value.count)..<frameOfZ])
         #expect(unreadable.file.array == bytes)
         #expect(entries.all == expected)
         let second = entries.takeInSnapshot()
         #expect(second == nil, "taken in once")
+    }
+
+    /// A value that does not decode reads as none, in the changes between two snapshots too: its
+    /// coming or going is no change, and a value that decodes where it did not is one.
+    @Test func aValueThatDoesNotDecodeIsNoValueInTheChangesBetweenSnapshots() throws {
+        func record(_ name: String, _ value: Int64) -> [UInt8] {
+            HandWrittenSnapshot.frames([
+                Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: name), value: .signed(value))])
+            ])
+        }
+        func unreadable(_ name: String) -> [UInt8] {
+            var payload = HandWrittenSnapshot.payloadSetting(namespace: "app", name: name)
+            payload.append(UInt8(0xEE))  // no value has this tag
+            return HandWrittenSnapshot.frame(payload: payload.bytes)
+        }
+        let old = try #require(
+            SnapshotIndex(
+                verified: HandWrittenSnapshot.file(
+                    frames: record("a", 1) + unreadable("b") + record("c", 3) + unreadable("e")),
+                from: FileHeader.size))
+        let new = try #require(
+            SnapshotIndex(
+                verified: HandWrittenSnapshot.file(
+                    frames: record("a", 1) + record("c", 4) + unreadable("d") + record("e", 5)),
+                from: FileHeader.size))
+        let changes = try #require(old.changes(to: new))
+        let byKey = Dictionary(uniqueKeysWithValues: changes.map { ($0.key.name, $0.value) })
+        #expect(byKey == ["c": .signed(4), "e": .signed(5)])
+        #expect(
+            changes.count == EntryChange.differences(from: old.decodeAll().entries, to: new.decodeAll().entries).count)
     }
 
     /// Changes over a snapshot read as they would over a dictionary of the snapshot's entries.

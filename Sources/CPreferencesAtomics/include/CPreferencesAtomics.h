@@ -114,9 +114,12 @@ int preferences_presence_share(int descriptor);
 /// shorter (Linux: `posix_fallocate`). Returns 0 or an `errno`; ENOTSUP elsewhere.
 int preferences_allocate(int descriptor, int64_t length);
 
+/// Sets up the pages of a shared mapping for writing now (Linux 5.14 and later:
+/// `MADV_POPULATE_WRITE`). Returns 0 or an `errno`; ENOTSUP elsewhere.
+int preferences_prepare_for_writing(void *address, size_t length);
+
 /// Whether `preferences_crc32c_update` uses the processor's CRC-32C instruction: 1 on x86-64 with
-/// SSE 4.2 and on ARM64 with the CRC extension (every Apple processor the package runs on), 0
-/// elsewhere.
+/// SSE 4.2, on Apple's arm64 processors, and on arm64 built for the CRC extension; 0 elsewhere.
 int preferences_crc32c_is_accelerated(void);
 
 /// Continues a CRC-32C over `count` bytes, without the initial or final inversion. Call it only when

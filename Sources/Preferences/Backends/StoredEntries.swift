@@ -156,6 +156,8 @@ struct StoredEntries: Sendable {
     /// values, as they do whenever values changed but no key came or went: sorting is a large part
     /// of a compaction, and checking the last order key by key would hash every key.
     mutating func forEachInKeyOrder(_ body: (ResolvedKey, StoredValue) -> Void) {
+        // A compaction takes the snapshot in first, to report values that do not decode; any
+        // other caller leaves them out as every listing of the entries does.
         takeInSnapshot()
         if !keyOrderIsCurrent {
             dropRemovedKeysIfMostAre()
@@ -218,7 +220,7 @@ struct StoredEntries: Sendable {
         keyOrderIsCurrent = false
         self.snapshot = nil
         removed = []
-        return unreadable.isEmpty ? nil : UnreadableValues(file: snapshot.bytes, ranges: unreadable)
+        return unreadable.isEmpty ? nil : UnreadableValues(file: snapshot.file, ranges: unreadable)
     }
 
     /// Values of a snapshot that did not decode: where they lie in its file, and the file.

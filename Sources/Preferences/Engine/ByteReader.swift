@@ -117,14 +117,6 @@ struct ByteReader {
         return position..<(position + count)
     }
 
-    /// Compares two ranges of the bytes, as ``compareBytes(_:_:)`` does.
-    func compareBytes(_ lhs: Range<Int>, _ rhs: Range<Int>) -> Int {
-        bytes.withUnsafeBufferPointer { buffer in
-            Preferences.compareBytes(
-                UnsafeBufferPointer(rebasing: buffer[lhs]), UnsafeBufferPointer(rebasing: buffer[rhs]))
-        }
-    }
-
     private mutating func readLittleEndian<T: FixedWidthInteger>() throws(FormatError) -> T {
         let range = try readBytesRange(T.bitWidth / 8)
         return bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: range.lowerBound, as: T.self)) }
@@ -188,28 +180,6 @@ func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         }
     }
     return high & 0x8080_8080_8080_8080 == 0
-}
-
-/// Where a length-prefixed string of ASCII, shorter than 128 bytes, lies.
-///
-/// The fast path of ``ByteReader/skipLengthPrefixedString()``, straight from the bytes, for the
-/// strings most keys and many values are. Anything else, valid or not, it leaves to the reader.
-///
-/// - Parameters:
-///   - buffer: The bytes.
-///   - position: Where the string's length is; moved past the string when there is one.
-///   - end: Where the bytes to read end, at most `buffer.count`.
-/// - Returns: Where the string's bytes lie; `nil`, `position` unmoved, to leave it to the reader.
-@inline(__always)
-func shortASCIIString(in buffer: UnsafeBufferPointer<UInt8>, at position: inout Int, before end: Int) -> Range<Int>? {
-    guard position < end, let base = buffer.baseAddress else { return nil }
-    let count = Int(base[position])
-    // Wrapping arithmetic: every bound is checked against `end`, which is within the buffer.
-    let start = position &+ 1
-    guard count < 0x80, count <= end &- start else { return nil }
-    guard isASCII(UnsafeBufferPointer(start: base + start, count: count)) else { return nil }
-    position = start &+ count
-    return start..<position
 }
 
 /// Why bytes do not parse as the store's file format, and where.

@@ -3,10 +3,10 @@ import CPreferencesAtomics
 /// CRC-32C (Castagnoli), the checksum of every record and file header.
 ///
 /// Castagnoli's polynomial detects more error patterns than the zlib CRC-32 for the same cost, and
-/// it is what ext4, Btrfs and iSCSI use. Where the processor has an instruction for it (x86-64 with
-/// SSE 4.2, ARM64 with the CRC extension, which every Apple processor has), that computes it, eight
-/// bytes an instruction; elsewhere tables do, eight bytes at a time ("slicing by 8"), in a third of
-/// the instructions a byte at a time takes.
+/// it is what ext4, Btrfs and iSCSI use. Where the processor has an instruction for it and the
+/// library knows to ask (x86-64 with SSE 4.2, Apple's arm64 processors, arm64 built for the CRC
+/// extension), that computes it, eight bytes an instruction; elsewhere tables do, eight bytes at a
+/// time ("slicing by 8"), in a third of the instructions a byte at a time takes.
 enum CRC32C {
     /// Whether the processor's instruction computes the checksum.
     static let isAccelerated = preferences_crc32c_is_accelerated() != 0

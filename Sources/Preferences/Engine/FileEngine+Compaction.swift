@@ -41,8 +41,9 @@ extension FileEngine {
     ///
     /// - Returns: Problems to report.
     func compactOrBackOff(_ state: inout State, flushesToDisk: Bool) -> [PreferencesError] {
+        var problems: [PreferencesError] = []
         do throws(PreferencesError) {
-            let problems = try compact(&state, flushesToDisk: flushesToDisk)
+            try compact(&state, flushesToDisk: flushesToDisk, reporting: &problems)
             state.compactionFailure = nil
             return problems
         } catch {
@@ -53,7 +54,7 @@ extension FileEngine {
                 retryAtLogSize: 2 * state.logValidEnd,
                 retryAfter: .now + .seconds(60)
             )
-            return isNew ? [error] : []
+            return problems + (isNew ? [error] : [])
         }
     }
 
@@ -77,23 +78,34 @@ extension FileEngine {
     /// and the new log is not flushed at all until a commit into it is (``FileSystem/Persistence/deferred``):
     /// two `fsync`s of a compaction's four on Linux.
     ///
-    /// - Returns: Problems that did not stop the compaction.
-    func compact(_ state: inout State, flushesToDisk: Bool = true) throws(PreferencesError) -> [PreferencesError] {
-        guard let lockFile else { return [] }
+    /// The snapshot's entries are decoded, and kept decoded, so that the next compaction need not
+    /// decode them again. A value of the snapshot that does not decode is not written again: a copy
+    /// of the snapshot is kept first, and the damage goes into `problems` whether or not the
+    /// compaction then succeeds, since the entries no longer hold the value. Without a copy, the
+    /// store refuses writes from then on, and the compaction throws, leaving the snapshot as it is.
+    ///
+    /// - Parameters:
+    ///   - state: The engine's state, holding the exclusive lock.
+    ///   - flushesToDisk: Whether the new files must reach the medium (synchronous durability).
+    ///   - problems: Where problems go that the caller must report, thrown or not.
+    /// - Throws: A ``PreferencesError`` if the files cannot be written, or the copy of a snapshot
+    ///   whose values do not all decode cannot be kept.
+    func compact(
+        _ state: inout State,
+        flushesToDisk: Bool = true,
+        reporting problems: inout [PreferencesError]
+    ) throws(PreferencesError) {
+        guard let lockFile else { return }
         let generation = state.generation + 1
-        var problems: [PreferencesError] = []
-        // Decoded once, and kept decoded: the next compaction need not decode them again. A value
-        // that does not decode is not written again: first reported, with a copy of the snapshot.
         if let unreadable = state.entries.takeInSnapshot() {
-            let damage = DamageReport(
-                recoveredRecords: state.entries.countUpperBound,
-                damagedRanges: unreadable.ranges,
-                reason: "values in the snapshot verified but did not decode, and were left out",
-                copyPath: nil
+            let file = DamagedFile(
+                path: location,
+                bytes: unreadable.file.array,
+                damage: .unreadableValues(at: unreadable.ranges, besides: state.entries.countUpperBound)
             )
-            let file = DamagedFile(path: location, bytes: unreadable.file.array, damage: damage)
-            // Without a copy, writes are refused from now on, and the snapshot stays.
-            guard keepCopy(of: file, &state, reporting: &problems) else { return problems }
+            guard keepCopy(of: file, &state, reporting: &problems) else {
+                throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
+            }
         }
         let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         if let warning = try fileSystem.replaceFile(
@@ -119,7 +131,6 @@ extension FileEngine {
         }
         problems += try ensureLog(
             &state, persistence: flushesToDisk ? .flushed : .deferred, outgoingLogIsStamped: mappedStamp != nil)
-        return problems
     }
 
     /// Starts a new, empty log of the current generation, unless one is open.

@@ -142,7 +142,7 @@ extension FileEngine {
     /// - Throws: A ``PreferencesError`` if a file cannot be read or a newer version wrote it.
     func load(readOnly: Bool, acknowledged: LockFile.Acknowledged?) throws(PreferencesError) -> Loaded {
         var loaded = Loaded()
-        if let file = try fileSystem.mapFile(at: location) {
+        if let file = try fileSystem.readOnlyBytes(at: location) {
             let snapshot: SnapshotFile.Contents
             do throws(UnsupportedVersion) {
                 snapshot = try SnapshotFile.decode(file)
@@ -334,7 +334,7 @@ extension FileEngine {
             guard keepCopy(of: file, &state, reporting: &problems) else { return problems }
         }
         do throws(PreferencesError) {
-            problems += try compact(&state)
+            try compact(&state, reporting: &problems)
         } catch {
             // The copies are safe, so a later compaction may still replace the damaged files.
             problems.append(error)

@@ -387,11 +387,17 @@ final class FileEngine: PreferencesBackend {
             return mapping
         }
         guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
-        let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
+        let mapping = state.mapping ?? newMapping(of: log, state)
         state.mapping = mapping
-        mapping.allocationTarget = compactionEnd(state) + LogMapping.inPlaceFrameLimit
         try mapping.reserve(state.logValidEnd + RecordFrame.headerSize)
         return mapping
+    }
+
+    /// A mapping of `log`, which allocates as far as a frame past where the log will be compacted.
+    private func newMapping(of log: OpenFile, _ state: borrowing State) -> LogMapping {
+        LogMapping(
+            file: log, fileSystem: fileSystem,
+            allocationTarget: compactionEnd(state) + LogMapping.inPlaceFrameLimit)
     }
 
     /// The mapping of the log as far as the file already reaches, for its lock stamp, when the
@@ -400,7 +406,7 @@ final class FileEngine: PreferencesBackend {
     /// For opening, which must change no file: ``ensureMapping(_:)`` allocates room for appends.
     func mapAllocatedLog(_ state: inout State) throws(PreferencesError) -> LogMapping? {
         guard fileSystem.sharesMemory, state.refusal == nil, let log = state.log else { return nil }
-        let mapping = state.mapping ?? LogMapping(file: log, fileSystem: fileSystem)
+        let mapping = state.mapping ?? newMapping(of: log, state)
         guard try mapping.reserveAllocated(LogFile.recordsOffset) else { return nil }
         state.mapping = mapping
         return mapping

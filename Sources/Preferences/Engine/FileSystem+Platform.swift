@@ -1,3 +1,4 @@
+import CPreferencesAtomics
 import Foundation
 
 #if canImport(Darwin)
@@ -26,9 +27,7 @@ extension FileSystem {
     ///
     /// A hint: where it fails or is missing, the pages fault in as they are first written.
     func prepareForWriting(_ address: UnsafeMutableRawPointer, length: Int) {
-        #if os(Linux)
-            _ = madvise(address, length, MADV_POPULATE_WRITE)
-        #endif
+        _ = preferences_prepare_for_writing(address, length)
     }
 
     /// Flushes a file to stable storage before a rename makes it the one readers see.

@@ -121,25 +121,33 @@ struct FileSystem: Sendable {
         }
     }
 
-    /// The bytes of a file that is never changed in place (a snapshot), mapped into memory; `nil`
-    /// if there is no file at `path`.
+    /// The bytes of a file that is never changed in place (a snapshot); `nil` if there is no file at
+    /// `path`.
     ///
-    /// See ``FileBytes`` for why a mapping. A file that cannot be mapped (an empty one, or on a
-    /// file system without mappings) is read instead.
-    func mapFile(at path: String) throws(PreferencesError) -> FileBytes? {
+    /// Mapped where writers share memory (Linux, see ``sharesMemory`` and ``FileBytes``), read into
+    /// memory elsewhere, and where the file cannot be mapped (an empty one, or on a file system
+    /// without mappings). On Apple platforms a store may live on a network volume or behind a file
+    /// provider, where a page of a mapping that cannot be read ends the process.
+    func readOnlyBytes(at path: String) throws(PreferencesError) -> FileBytes? {
         let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
         if descriptor == -1 { return nil }
         defer { close(descriptor) }
-        var status = stat()
-        try check(.read, path) { fstat(descriptor, &status) }
-        let length = Int(status.st_size)
-        if length > 0, fault(.map, path) == nil,
+        let length = Int(try status(ofDescriptor: descriptor, path: path).st_size)
+        if sharesMemory, length > 0, fault(.map, path) == nil,
             let address = mmap(nil, length, PROT_READ, MAP_PRIVATE | Self.mapPopulatesPages, descriptor, 0),
             address != MAP_FAILED
         {
             return FileBytes(mappedAt: UnsafeRawPointer(address), length: length)
         }
-        return FileBytes(copying: try readFile(at: path) ?? [])
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: length)
+        var filled = 0
+        do throws(PreferencesError) {
+            _ = try readUntilFull(descriptor, path: path, into: UnsafeMutableRawBufferPointer(buffer), filled: &filled)
+        } catch {
+            buffer.deallocate()
+            throw error
+        }
+        return FileBytes(adopting: buffer, count: filled)
     }
 
     /// Reads from `descriptor` into `buffer` until the file ends or `buffer` is full, counting in

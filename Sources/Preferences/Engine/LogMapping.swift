@@ -28,27 +28,31 @@ final class LogMapping {
     /// The address space mapped: `capacity`, and more past the file's end.
     ///
     /// Nothing past `capacity` is read or written until the file is allocated that far, so growing
-    /// the log allocates it and leaves the mapping be. Mapping the file again each time, every
-    /// hundred or so small writes, would cost an `munmap`, an `mmap` and the pages touched next
-    /// faulting in again.
+    /// the log allocates it and leaves the mapping be. Mapping the file again at each allocation
+    /// would cost an `munmap`, an `mmap` and the pages touched next faulting in again.
     private var windowLength = 0
     private static let pageSize = 4096
     /// The least address space a mapping takes: a log of this size is about 25,000 small writes.
     private static let minimumWindow = 1 << 20
     /// The least space allocated ahead of the log's end, and the fraction of its size allocated
-    /// ahead beyond that, up to ``allocationTarget``: an allocation about every 2,000 small writes,
-    /// its pages made ready at once, rather than a page fault every hundred.
+    /// ahead beyond that, up to ``allocationTarget``: an allocation every few thousand small
+    /// writes rather than every hundred.
     private static let minimumAhead = 64 * 1024
     private static let aheadFraction = 4
-    /// Where the log will be compacted, which the engine sets.
+    /// How much of an allocation has its pages set up for writing at once.
     ///
-    /// No allocation reaches past it (unless the log has), so that a store's files hold no space
-    /// the log will never use.
-    var allocationTarget = 0
+    /// The rest fault in as they are first written. Setting a page up dirties it, and a flush then
+    /// writes its zeros.
+    private static let preparedAhead = 64 * 1024
+    /// Where the log will be compacted: allocations stop there (unless the log has reached it, as it
+    /// does while a failed compaction waits to be tried again), so that a store's files hold little
+    /// space the log will never use.
+    private let allocationTarget: Int
 
-    init(file: OpenFile, fileSystem: FileSystem) {
+    init(file: OpenFile, fileSystem: FileSystem, allocationTarget: Int) {
         self.file = file
         self.fileSystem = fileSystem
+        self.allocationTarget = allocationTarget
     }
 
     deinit {
@@ -58,7 +62,7 @@ final class LogMapping {
     /// Makes the first `end` bytes of the log writable through the mapping, allocating more of the
     /// file when they are not yet.
     ///
-    /// The pages allocated are made ready for writing at once (see
+    /// The first pages allocated are set up for writing at once (see
     /// ``FileSystem/prepareForWriting(_:length:)``): the writes that follow take no page fault.
     func reserve(_ end: Int) throws(PreferencesError) {
         guard end > capacity else { return }
@@ -76,7 +80,7 @@ final class LogMapping {
         try mapWindow(covering: length)
         if let base {
             let from = capacity / Self.pageSize * Self.pageSize
-            fileSystem.prepareForWriting(base + from, length: length - from)
+            fileSystem.prepareForWriting(base + from, length: min(length - from, Self.preparedAhead))
         }
         capacity = length
     }

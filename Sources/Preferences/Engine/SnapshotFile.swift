@@ -57,7 +57,7 @@ enum SnapshotFile {
     /// Checks the header and the body's checksum, then indexes the body (``SnapshotIndex``), or
     /// decodes it whole when it is not in the form an index takes, or salvages what verifies.
     static func decode(_ file: FileBytes) throws(UnsupportedVersion) -> Contents {
-        switch FileHeader.check(file[0..<min(file.count, FileHeader.size)], expecting: .snapshot) {
+        switch FileHeader.check(file.copy(of: 0..<min(file.count, FileHeader.size)), expecting: .snapshot) {
         case .newerVersion(let version):
             throw UnsupportedVersion(version: version, supported: FileHeader.Kind.snapshot.currentVersion)
         case .damaged(let reason):

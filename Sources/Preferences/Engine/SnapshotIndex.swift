@@ -17,7 +17,8 @@
 /// declared in code is. A lookup where either side is not ASCII goes through a dictionary of
 /// every key instead, made the first time one is needed.
 final class SnapshotIndex: Sendable {
-    private let file: FileBytes
+    /// The file the entries are read from.
+    let file: FileBytes
     private let records: [Located]
     /// Whether every key's namespace and name are ASCII, so that a binary search over bytes finds
     /// what comparing strings would.
@@ -58,8 +59,9 @@ final class SnapshotIndex: Sendable {
         let buffer = file.buffer
         guard buffer.count <= UInt32.max else { return nil }
         var records: [Located] = []
-        // Room for records of about 48 bytes, the size of a small one: growing the array copies it.
-        records.reserveCapacity((buffer.count - offset) / 48)
+        // Room for records of about 48 bytes, the size of a small one, up to 65,536 of them:
+        // growing the array copies it, and a few large records must not reserve room for many.
+        records.reserveCapacity(min(max(buffer.count - offset, 0) / 48, 1 << 16))
         var keysAreASCII = true
         var offset = offset
         while offset < buffer.count {
@@ -69,7 +71,7 @@ final class SnapshotIndex: Sendable {
                 located = Located(namespace: plain.namespace, name: plain.name, valueEnd: payload.upperBound)
             } else {
                 // A reader only here, where the fast path gives up, over a copy of the record.
-                var reader = ByteReader(file[payload], range: 0..<payload.count)
+                var reader = ByteReader(file.copy(of: payload), range: 0..<payload.count)
                 guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
                 let shift = payload.lowerBound
                 located = Located(
@@ -117,9 +119,6 @@ final class SnapshotIndex: Sendable {
         }
         return (entries, unreadable)
     }
-
-    /// The file the entries are read from, for a copy of it.
-    var bytes: FileBytes { file }
 
     /// Calls `body` with each record's key, made as a string, and the record's position, in order.
     private func forEachKey(_ body: (ResolvedKey, Int) -> Void) {
@@ -198,7 +197,7 @@ final class SnapshotIndex: Sendable {
 
     /// The record's value, decoded from a copy of its bytes; `nil` if it does not decode.
     private func decodeValue(of record: Located) -> StoredValue? {
-        var reader = ByteReader(file[record.value], range: 0..<record.value.count)
+        var reader = ByteReader(file.copy(of: record.value), range: 0..<record.value.count)
         guard let value = try? StoredValue(from: &reader), reader.isAtEnd else { return nil }
         return value
     }

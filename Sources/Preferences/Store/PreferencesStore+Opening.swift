@@ -103,10 +103,10 @@ extension PreferencesStore {
     /// The least log size worth compacting: small stores compact at 64 KiB of log, larger ones
     /// when the log outgrows the snapshot.
     ///
-    /// A compaction costs about half a millisecond, most of it two flushes and two renames, whatever
-    /// the store's size: 64 KiB of log is about 2,000 small writes to spread it over. A larger log
-    /// would spread it further, but opening reads the whole log, and the files of a store smaller
-    /// than the log hold more than twice its data.
+    /// A compaction's two flushes and two renames cost the same whatever the store's size: 64 KiB
+    /// of log is about 2,000 small writes to spread them over (see `BENCHMARKS.md`). A larger log
+    /// would spread them further, but opening replays the whole log, and the files of a store
+    /// smaller than the log hold more than twice its data.
     package static let defaultCompactionMinimumBytes = 64 * 1024
 
     /// Opens a store that keeps its values in a `UserDefaults` suite, for code that reads the suite

@@ -35,8 +35,10 @@ extension PreferencesStore {
         guard let engine = backend as? FileEngine else { return }
         try withWriteLock {
             try withExclusiveAccess {
-                let problems = try engine.compactNow()
-                errorChannel.report(problems)
+                // Reported even when the compaction then fails: damage it found, and copied.
+                var problems: [PreferencesError] = []
+                defer { errorChannel.report(problems) }
+                try engine.compactNow(reporting: &problems)
             }
         }
     }
@@ -51,9 +53,9 @@ extension PreferencesStore {
 }
 
 extension FileEngine {
-    func compactNow() throws(PreferencesError) -> [PreferencesError] {
+    func compactNow(reporting problems: inout [PreferencesError]) throws(PreferencesError) {
         try state.withLock { (state: inout State) throws(PreferencesError) in
-            try compact(&state)
+            try compact(&state, reporting: &problems)
         }
     }
 }

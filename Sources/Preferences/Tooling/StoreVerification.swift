@@ -44,12 +44,7 @@ package struct StoreVerification: Sendable {
         var entries = loaded.entries
         var damage = loaded.damaged.map { ($0.path, $0.damage.description) }
         if let unreadable = entries.takeInSnapshot() {
-            let report = DamageReport(
-                recoveredRecords: entries.countUpperBound,
-                damagedRanges: unreadable.ranges,
-                reason: "values in the snapshot verified but do not decode",
-                copyPath: nil
-            )
+            let report = DamageReport.unreadableValues(at: unreadable.ranges, besides: entries.countUpperBound)
             damage.append((path, report.description))
         }
         let keys = entries.all.keys
