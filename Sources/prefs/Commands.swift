@@ -173,7 +173,13 @@ struct Commands {
         } catch {
             throw ToolError(.storeFailed, "\(error)")
         }
-        if let after = try? StoreVerification.verify(fileURL: url), after.isDamaged {
+        let after: StoreVerification
+        do {
+            after = try StoreVerification.verify(fileURL: url)
+        } catch {
+            throw ToolError(.storeFailed, "the repaired store could not be verified: \(error)")
+        }
+        guard !after.isDamaged else {
             throw ToolError(.storeFailed, "the store is still damaged after the repair: run 'prefs verify' to see how")
         }
         let copies =

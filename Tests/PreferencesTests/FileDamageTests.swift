@@ -196,6 +196,10 @@ struct FileDamageTests {
         #expect(store.errorChannel.takeBacklog().map(\.code) == [.damagedFile, .fileOperationFailed])
         #expect(Array(try Data(contentsOf: directory.storeURL)) == Self.snapshotWithAnUnreadableValue())
         log.fail(.write, with: nil)
+        // Nor does a second compaction, once a copy could be kept: the store refuses writes.
+        let again = #expect(throws: PreferencesError.self) { try store.compact() }
+        #expect(again?.code == .storeUnavailable)
+        #expect(Array(try Data(contentsOf: directory.storeURL)) == Self.snapshotWithAnUnreadableValue())
         let refused = #expect(throws: PreferencesError.self) {
             try store.setValue(3, for: PreferenceKey<Int>("a", default: 0))
         }

@@ -96,6 +96,10 @@ extension FileEngine {
         reporting problems: inout [PreferencesError]
     ) throws(PreferencesError) {
         guard let lockFile else { return }
+        // A store that refuses writes may hold the only copy of damaged files: nothing replaces them.
+        guard state.refusal == nil else {
+            throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
+        }
         let generation = state.generation + 1
         if let unreadable = state.entries.takeInSnapshot() {
             let file = DamagedFile(

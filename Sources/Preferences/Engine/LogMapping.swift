@@ -62,8 +62,8 @@ final class LogMapping {
     /// Makes the first `end` bytes of the log writable through the mapping, allocating more of the
     /// file when they are not yet.
     ///
-    /// The first pages allocated are set up for writing at once (see
-    /// ``FileSystem/prepareForWriting(_:length:)``): the writes that follow take no page fault.
+    /// The first 64 KiB allocated are set up for writing at once (see
+    /// ``FileSystem/prepareForWriting(_:length:)``): the writes into them take no page fault.
     func reserve(_ end: Int) throws(PreferencesError) {
         guard end > capacity else { return }
         let ahead = end + max(Self.minimumAhead, end / Self.aheadFraction)
