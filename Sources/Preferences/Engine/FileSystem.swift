@@ -81,44 +81,11 @@ struct FileSystem: Sendable {
     static let canShareMemory: Bool =
         preferences_mutex_is_supported() && getenv("PREFERENCES_ENGINE").map { String(cString: $0) } != "portable"
 
-    /// The file's bytes, or `nil` if there is no file at `path`.
-    func readFile(at path: String) throws(PreferencesError) -> [UInt8]? {
-        let descriptor = try check(.open, path, allowing: ENOENT) { open(path, O_RDONLY | O_CLOEXEC) }
-        if descriptor == -1 { return nil }
-        defer { close(descriptor) }
-        // Read straight into an array of the file's size and a byte more, so that the read that
-        // finds the end needs no more room. The array's bytes are not set to zeros first: that would
-        // touch every page before the read does. Growing from a small buffer would copy and zero a
-        // large file several times over.
+    /// The size of the file at `path`, or `nil` if there is no file there.
+    func fileSize(at path: String) throws(PreferencesError) -> Int? {
         var status = stat()
-        try check(.read, path) { fstat(descriptor, &status) }
-        var bytes: [UInt8] = []
-        var chunkSize = max(Int(status.st_size), 0) + 1
-        while true {
-            var failure: PreferencesError?
-            var reachedEnd = false
-            let chunk = [UInt8](unsafeUninitializedCapacity: chunkSize) { buffer, filled in
-                do throws(PreferencesError) {
-                    reachedEnd = try readUntilFull(
-                        descriptor, path: path, into: UnsafeMutableRawBufferPointer(buffer), filled: &filled)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure {
-                throw failure
-            }
-            if bytes.isEmpty {
-                bytes = chunk
-            } else {
-                bytes.append(contentsOf: chunk)
-            }
-            if reachedEnd {
-                return bytes
-            }
-            // The file grew since `fstat`: read on, in a chunk the size of what was read.
-            chunkSize = bytes.count
-        }
+        let result = try check(.read, path, allowing: ENOENT) { stat(path, &status) }
+        return result == -1 ? nil : Int(status.st_size)
     }
 
     /// The bytes of a file that is never changed in place (a snapshot); `nil` if there is no file at

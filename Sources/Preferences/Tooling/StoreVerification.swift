@@ -36,8 +36,8 @@ package struct StoreVerification: Sendable {
         let loaded = try engine.load(readOnly: true, acknowledged: lock?.acknowledged)
         var files: [(String, Int)] = []
         for file in [path, engine.logPath] {
-            if let bytes = try fileSystem.readFile(at: file) {
-                files.append((file, bytes.count))
+            if let size = try fileSystem.fileSize(at: file) {
+                files.append((file, size))
             }
         }
         // Every entry decoded: verifying means finding any value that would not.
