@@ -97,9 +97,7 @@ extension FileEngine {
     ) throws(PreferencesError) {
         guard let lockFile else { return }
         // A store that refuses writes may hold the only copy of damaged files: nothing replaces them.
-        guard state.refusal == nil else {
-            throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
-        }
+        guard state.refusal == nil else { throw refusal(state) }
         let generation = state.generation + 1
         if let unreadable = state.entries.takeInSnapshot() {
             let file = DamagedFile(
@@ -107,9 +105,7 @@ extension FileEngine {
                 bytes: unreadable.file.array,
                 damage: .unreadableValues(at: unreadable.ranges, besides: state.entries.countUpperBound)
             )
-            guard keepCopy(of: file, &state, reporting: &problems) else {
-                throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
-            }
+            guard keepCopy(of: file, &state, reporting: &problems) else { throw refusal(state) }
         }
         let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         if let warning = try fileSystem.replaceFile(

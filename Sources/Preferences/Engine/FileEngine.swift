@@ -291,9 +291,7 @@ final class FileEngine: PreferencesBackend {
         _ state: inout State,
         into update: inout BackendUpdate
     ) throws(PreferencesError) {
-        guard let lockFile, state.refusal == nil else {
-            throw PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
-        }
+        guard let lockFile, state.refusal == nil else { throw refusal(state) }
         try prepareAppend(&state, into: &update)
         // Numbered as it is encoded: copying the record to number it would copy its optional
         // strings through the generic `Optional`'s value witnesses on every write.
@@ -391,6 +389,11 @@ final class FileEngine: PreferencesBackend {
         state.mapping = mapping
         try mapping.reserve(state.logValidEnd + RecordFrame.headerSize)
         return mapping
+    }
+
+    /// Why the store takes no write: the refusal it holds, or having no lock file.
+    func refusal(_ state: borrowing State) -> PreferencesError {
+        PreferencesError(.storeUnavailable(path: location, reason: state.refusal ?? "it is read-only"))
     }
 
     /// A mapping of `log`, which allocates as far as a frame past where the log will be compacted.
