@@ -141,7 +141,7 @@ struct FileFailureTests {
         let store = try PreferencesStore(
             fileURL: directory.storeURL,
             fileSystem: log.fileSystem,
-            compactionMinimumBytes: 64
+            compactionMinimumBytes: 256
         )
         store[.title] = "first"
         log.fail(.rename, with: ENOSPC, where: { $0.hasSuffix("preferences.store") })

@@ -19,16 +19,22 @@ import Testing
             // Every tenth record carries a string long enough to need the counted path.
             let record = Self.randomRecord(longString: round % 10 == 0, using: &generator)
             let sequence: UInt64? = round % 3 == 0 ? nil : UInt64.random(in: 1...1 << 40, using: &generator)
+            let stamp = Self.randomStamp(round, using: &generator)
             var expected = ByteWriter()
-            RecordFrame.append(record, numbered: sequence, to: &expected)
-            let framed = RecordFrame.withFrame(of: record, numbered: sequence) { Array($0) }
+            RecordFrame.append(record, numbered: sequence, stamp: stamp, to: &expected)
+            let framed = RecordFrame.withFrame(of: record, numbered: sequence, stamp: stamp) { Array($0) }
             #expect(framed == expected.bytes, "round \(round)")
             var counter = ByteCounter()
-            record.encode(into: &counter, sequence: sequence)
+            record.encode(into: &counter, sequence: sequence, stamp: stamp)
             #expect(counter.count + RecordFrame.headerSize == expected.bytes.count, "round \(round)")
             let decoded = RecordFrame.record(in: framed, at: 0)
             #expect(decoded?.0.changes == record.changes, "round \(round)")
+            #expect(
+                decoded?.0.changes.map(\.key.keepsNoHistory) == record.changes.map(\.key.keepsNoHistory),
+                "round \(round)")
             #expect(decoded?.0.sequence == sequence, "round \(round)")
+            #expect(decoded?.0.stamp == stamp, "round \(round)")
+            #expect(decoded?.0.cause == record.cause, "round \(round)")
             sizes.append(framed.count)
         }
         // Both paths were taken: frames that fit on the stack and frames that did not.
@@ -46,10 +52,15 @@ import Testing
                 change.value = nil  // A removal.
             }
             let sequence: UInt64? = round % 3 == 0 ? nil : UInt64.random(in: 1...1 << 40, using: &generator)
-            let framed = RecordFrame.withFrame(of: change, numbered: sequence) { Array($0) }
-            let expected = RecordFrame.withFrame(of: Record(changes: [change]), numbered: sequence) { Array($0) }
+            let stamp = Self.randomStamp(round, using: &generator)
+            let framed = RecordFrame.withFrame(of: change, numbered: sequence, stamp: stamp) { Array($0) }
+            let expected = RecordFrame.withFrame(of: Record(changes: [change]), numbered: sequence, stamp: stamp) {
+                Array($0)
+            }
             #expect(framed == expected, "round \(round)")
-            #expect(RecordFrame.record(in: framed, at: 0)?.0 == Record(changes: [change], sequence: sequence))
+            var decoded = Record(changes: [change], sequence: sequence)
+            decoded.stamp = stamp
+            #expect(RecordFrame.record(in: framed, at: 0)?.0 == decoded)
             var entries = StoredEntries()
             change.apply(to: &entries)
             #expect(entries[change.key] == change.value, "round \(round)")
@@ -64,18 +75,23 @@ import Testing
             let record = Self.randomRecord(longString: round % 10 == 0, using: &generator)
             var madeAhead = record
             madeAhead.changes = record.changes.map { change in
-                let key = ResolvedKey(namespace: change.key.namespace, name: change.key.name, encodesAhead: true)
+                let key = ResolvedKey(
+                    namespace: change.key.namespace, name: change.key.name, encodesAhead: true,
+                    keepsNoHistory: change.key.keepsNoHistory)
                 return EntryChange(key: key, value: change.value)
             }
             #expect(record.changes.allSatisfy { !$0.key.isEncodedAhead })
             #expect(madeAhead.changes.allSatisfy { $0.key.isEncodedAhead })
-            let expected = RecordFrame.withFrame(of: record, numbered: 9) { Array($0) }
-            #expect(RecordFrame.withFrame(of: madeAhead, numbered: 9) { Array($0) } == expected, "round \(round)")
+            let stamp = Self.randomStamp(round, using: &generator)
+            let expected = RecordFrame.withFrame(of: record, numbered: 9, stamp: stamp) { Array($0) }
+            #expect(
+                RecordFrame.withFrame(of: madeAhead, numbered: 9, stamp: stamp) { Array($0) } == expected,
+                "round \(round)")
             var writer = ByteWriter()
-            RecordFrame.append(madeAhead, numbered: 9, to: &writer)
+            RecordFrame.append(madeAhead, numbered: 9, stamp: stamp, to: &writer)
             #expect(writer.bytes == expected, "round \(round)")
             var counter = ByteCounter()
-            madeAhead.encode(into: &counter, sequence: 9)
+            madeAhead.encode(into: &counter, sequence: 9, stamp: stamp)
             #expect(counter.count + RecordFrame.headerSize == expected.count, "round \(round)")
         }
         // Moved to another namespace, as a store with another app namespace moves a declared key,
@@ -148,7 +164,8 @@ import Testing
         let changes = (0..<Int.random(in: 1...4, using: &generator)).map { index in
             let key = ResolvedKey(
                 namespace: ["app", "com.vendor.sdk", "réglages", ""][Int.random(in: 0...3, using: &generator)],
-                name: randomString(maximumLength: 20, using: &generator) + "\(index)"
+                name: randomString(maximumLength: 20, using: &generator) + "\(index)",
+                keepsNoHistory: Int.random(in: 0..<5, using: &generator) == 0
             )
             let value: StoredValue? =
                 Bool.random(using: &generator) && index > 0
@@ -161,7 +178,17 @@ import Testing
         return Record(
             changes: changes,
             writeIdentifier: Bool.random(using: &generator) ? randomString(maximumLength: 12, using: &generator) : nil,
-            migration: Bool.random(using: &generator) ? "migration-\(Int.random(in: 0...99, using: &generator))" : nil
+            migration: Bool.random(using: &generator) ? "migration-\(Int.random(in: 0...99, using: &generator))" : nil,
+            cause: CommitCause(rawValue: UInt8.random(in: 0...6, using: &generator)) ?? .write
+        )
+    }
+
+    /// A stamp with each part there or not, the program only in some rounds.
+    private static func randomStamp(_ round: Int, using generator: inout SplitMix64) -> CommitStamp {
+        CommitStamp(
+            time: round % 5 == 0 ? nil : Int64.random(in: 0...(1 << 45), using: &generator),
+            processID: round % 7 == 0 ? nil : Int32.random(in: .min ... .max, using: &generator),
+            program: round % 3 == 0 ? randomString(maximumLength: 30, using: &generator) : nil
         )
     }
 

@@ -68,7 +68,7 @@ struct SnapshotIndexTests {
                 key: ResolvedKey(namespace: strings[pick(strings.count)], name: strings[pick(strings.count)]),
                 value: values[pick(values.count)])
             var writer = ByteWriter()
-            change.encode(into: &writer, sequence: round.isMultiple(of: 9) ? UInt64(round) : nil)
+            change.encode(into: &writer, sequence: round.isMultiple(of: 9) ? UInt64(round) : nil, stamp: CommitStamp())
             let payload = writer.bytes
             try compare(payload)
             for length in 0..<payload.count {

@@ -84,12 +84,35 @@ protocol PreferencesBackend: AnyObject, Sendable {
     /// Whether the backend refuses writes for a reason that opening it again may cure: a lock
     /// file that a full disk had no room for.
     var writesOnceReopened: Bool { get }
+
+    /// How much history the backend keeps; ``HistoryRetention/off`` for one that keeps none.
+    var historyRetention: HistoryRetention { get }
+
+    /// The records of past commits the backend keeps, in commit order, and the damage found
+    /// reading them, to report. Takes the lock other processes compact under, unless called
+    /// inside ``withExclusiveAccess(_:_:)``.
+    func history() throws(PreferencesError) -> (records: [HistoryRecord], problems: [PreferencesError])
+
+    /// Drops every record of past commits the backend keeps. Called inside ``withExclusiveAccess(_:_:)``.
+    ///
+    /// - Returns: Problems that did not stop it.
+    func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError]
 }
 
 extension PreferencesBackend {
     func onChangesElsewhere(_ handler: @escaping @Sendable () -> Void) {}
 
     var writesOnceReopened: Bool { false }
+
+    var historyRetention: HistoryRetention { .off }
+
+    func history() throws(PreferencesError) -> (records: [HistoryRecord], problems: [PreferencesError]) {
+        ([], [])
+    }
+
+    func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
+        []
+    }
 
     func commitExclusively(
         _ change: EntryChange,

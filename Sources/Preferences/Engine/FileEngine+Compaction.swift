@@ -67,7 +67,8 @@ extension FileEngine {
         return error.description
     }
 
-    /// Folds the log into a new snapshot of the next generation, then starts a new log.
+    /// Folds the log into a new snapshot of the next generation, then starts a new log; first
+    /// moves the log's records into the history file (``moveLogIntoHistory(_:flushesToDisk:reporting:)``).
     ///
     /// A crash before the snapshot's rename leaves the old snapshot and log; after it, the new
     /// snapshot and a log of the old generation, which opening ignores because the snapshot holds
@@ -87,12 +88,15 @@ extension FileEngine {
     /// - Parameters:
     ///   - state: The engine's state, holding the exclusive lock.
     ///   - flushesToDisk: Whether the new files must reach the medium (synchronous durability).
+    ///   - movesHistory: Whether the log's records go into the history file; `false` drops them,
+    ///     for ``clearHistory()``.
     ///   - problems: Where problems go that the caller must report, thrown or not.
     /// - Throws: A ``PreferencesError`` if the files cannot be written, or the copy of a snapshot
     ///   whose values do not all decode cannot be kept.
     func compact(
         _ state: inout State,
         flushesToDisk: Bool = true,
+        movesHistory: Bool = true,
         reporting problems: inout [PreferencesError]
     ) throws(PreferencesError) {
         guard let lockFile else { return }
@@ -106,6 +110,9 @@ extension FileEngine {
                 damage: .unreadableValues(at: unreadable.ranges, besides: state.entries.countUpperBound)
             )
             guard keepCopy(of: file, &state, reporting: &problems) else { throw refusal(state) }
+        }
+        if movesHistory {
+            moveLogIntoHistory(&state, flushesToDisk: flushesToDisk, reporting: &problems)
         }
         let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         if let warning = try fileSystem.replaceFile(
@@ -166,6 +173,7 @@ extension FileEngine {
             throw PreferencesError(.fileOperationFailed(path: logPath, operation: "open", errorNumber: ENOENT))
         }
         state.log = log
+        state.logVersion = FileHeader.Kind.log.currentVersion
         state.logIsFlushed = persistence == .flushed
         state.logValidEnd = LogFile.recordsOffset
         state.lastSequence = 0

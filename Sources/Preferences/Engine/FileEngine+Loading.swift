@@ -23,6 +23,8 @@ extension FileEngine {
         var log: OpenFile?
         var logValidEnd = 0
         var lastSequence: UInt64 = 0
+        /// The format version of the log's header.
+        var logVersion = FileHeader.Kind.log.currentVersion
         /// How many bytes a write cut short left after the log's last record.
         var tornBytes = 0
         var snapshotSize = 0
@@ -35,7 +37,8 @@ extension FileEngine {
         path: String,
         throwsIfDamaged: Bool,
         fileSystem: FileSystem,
-        compactionMinimumBytes: Int
+        compactionMinimumBytes: Int,
+        historyRetention: HistoryRetention = .standard
     ) throws(PreferencesError) -> Opened {
         // Resolved once, so that the log and lock live beside the real file, not beside a link to it.
         let path = fileSystem.resolvingLinks(path)
@@ -57,6 +60,7 @@ extension FileEngine {
             fileSystem: fileSystem,
             lockFile: lockFile,
             compactionMinimumBytes: compactionMinimumBytes,
+            historyRetention: historyRetention,
             refusal: refusal,
             lockFileNeedsRoom: lockFileNeedsRoom
         )
@@ -82,7 +86,7 @@ extension FileEngine {
         }
         defer { lockFile?.unlock() }
         if lockFile != nil {
-            fileSystem.removeTemporaryFiles(of: [path, engine.logPath])
+            fileSystem.removeTemporaryFiles(of: [path, engine.logPath, engine.historyPath])
         }
         let entries = try engine.state.withLock { (state: inout State) throws(PreferencesError) in
             let loaded = try engine.load(readOnly: lockFile == nil, acknowledged: lockFile?.acknowledged)
@@ -187,6 +191,7 @@ extension FileEngine {
             }
             if replay.headerIsValid {
                 loaded.log = log
+                loaded.logVersion = replay.version
                 loaded.logValidEnd = replay.validEnd
                 loaded.lastSequence = replay.lastSequence
                 loaded.tornBytes = replay.tornBytes
@@ -364,7 +369,7 @@ extension FileEngine {
         }
     }
 
-    private func keepCopy(of bytes: [UInt8], beside path: String) throws(PreferencesError) -> String {
+    func keepCopy(of bytes: [UInt8], beside path: String) throws(PreferencesError) -> String {
         let stamp = Int(Date().timeIntervalSince1970)
         var candidate = "\(path).damaged-\(stamp)"
         var suffix = 1
@@ -398,6 +403,7 @@ extension FileEngine.State {
         entries = loaded.entries
         generation = loaded.generation
         log = loaded.log
+        logVersion = loaded.logVersion
         logValidEnd = loaded.logValidEnd
         lastSequence = loaded.lastSequence
         snapshotSize = loaded.snapshotSize

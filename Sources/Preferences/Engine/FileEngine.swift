@@ -27,11 +27,17 @@
 final class FileEngine: PreferencesBackend {
     let location: String
     let logPath: String
+    /// Where compaction keeps the log's records, for the store's history.
+    let historyPath: String
     let fileSystem: FileSystem
     /// `nil` when the lock file could not be opened: the store is then read-only.
     let lockFile: LockFile?
     /// The least log size worth compacting, so that a small store does not compact on every write.
     let compactionMinimumBytes: Int
+    /// How much history compaction keeps (see ``HistoryFile``).
+    let historyRetention: HistoryRetention
+    /// This process's id, which every record it appends carries.
+    let processID = CommitStamp.processID
     let state: Locked<State>
 
     struct State {
@@ -43,8 +49,15 @@ final class FileEngine: PreferencesBackend {
             didSet {
                 mapping = nil
                 logIsFlushed = false
+                hasNamedProgram = false
             }
         }
+        /// Whether this engine's records in `log` have named its program yet: the first does
+        /// (see ``CommitStamp``).
+        var hasNamedProgram = false
+        /// The format version of `log`'s header: one older than the current is compacted away
+        /// before the first append, so that no older library finds records it cannot read in it.
+        var logVersion = FileHeader.Kind.log.currentVersion
         /// Whether the log's name and header are known to be on stable storage.
         ///
         /// When they are, a synchronous commit need flush only the log's data. A new log of a
@@ -102,9 +115,11 @@ final class FileEngine: PreferencesBackend {
     }
 
     init(
-        path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int, refusal: String?,
-        lockFileNeedsRoom: Bool = false
+        path: String, fileSystem: FileSystem, lockFile: LockFile?, compactionMinimumBytes: Int,
+        historyRetention: HistoryRetention = .standard, refusal: String?, lockFileNeedsRoom: Bool = false
     ) {
+        self.historyRetention = historyRetention
+        historyPath = path + ".history"
         self.lockFileNeedsRoom = lockFileNeedsRoom
         location = path
         logPath = path + ".log"
@@ -293,15 +308,23 @@ final class FileEngine: PreferencesBackend {
     ) throws(PreferencesError) {
         guard let lockFile, state.refusal == nil else { throw refusal(state) }
         try prepareAppend(&state, into: &update)
-        // Numbered as it is encoded: copying the record to number it would copy its optional
-        // strings through the generic `Optional`'s value witnesses on every write.
+        if state.logVersion < FileHeader.Kind.log.currentVersion {
+            // An older library reading this log would take the new records for damage: fold it
+            // into the snapshot and start a log of the current version, which it refuses to read.
+            try compact(&state, flushesToDisk: flushesToDisk, reporting: &update.problems)
+            try prepareAppend(&state, into: &update)
+        }
+        // Numbered and stamped as it is encoded: copying the record to number it would copy its
+        // optional strings through the generic `Optional`'s value witnesses on every write.
         let sequence = state.lastSequence + 1
+        let stamp = CommitStamp(
+            time: CommitStamp.now(), processID: processID, program: state.hasNamedProgram ? nil : CommitStamp.program)
         let frameSize: Int
         do throws(PreferencesError) {
             if state.mapping != nil {
-                frameSize = try appendThroughMapping(content, numbered: sequence, &state)
+                frameSize = try appendThroughMapping(content, numbered: sequence, stamp: stamp, &state)
             } else {
-                frameSize = try RecordFrame.withFrame(of: content, numbered: sequence) {
+                frameSize = try RecordFrame.withFrame(of: content, numbered: sequence, stamp: stamp) {
                     (frame) throws(PreferencesError) -> Int in
                     try fileSystem.store(frame, in: openLog(state), at: state.logValidEnd)
                     return frame.count
@@ -324,6 +347,7 @@ final class FileEngine: PreferencesBackend {
         }
         state.logValidEnd += frameSize
         state.lastSequence += 1
+        state.hasNamedProgram = true
         content.apply(to: &state.entries)
         let acknowledged = LockFile.Acknowledged(
             generation: state.generation,
@@ -332,7 +356,7 @@ final class FileEngine: PreferencesBackend {
         )
         state.seenCount = lockFile.publish(acknowledged)
         update.commitCount = state.seenCount
-        if shouldCompact(&state) {
+        if shouldCompact(&state) || content.erasesHistory {
             update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
         }
     }
@@ -436,13 +460,14 @@ final class FileEngine: PreferencesBackend {
     }
 
     /// Writes a commit's frame into the log's mapping at its end, `logValidEnd`: encoded in place
-    /// when it is small (``LogMapping/appendInPlace(_:numbered:at:)``), else encoded apart and
+    /// when it is small (``LogMapping/appendInPlace(_:numbered:stamp:at:)``), else encoded apart and
     /// copied in (``LogMapping/append(_:at:)``).
     ///
     /// - Returns: The frame's size.
     private func appendThroughMapping(
         _ content: some LogContent,
         numbered sequence: UInt64,
+        stamp: borrowing CommitStamp,
         _ state: inout State
     ) throws(PreferencesError) -> Int {
         guard let mapping = state.mapping else { preconditionFailure("appending through no mapping") }
@@ -450,13 +475,14 @@ final class FileEngine: PreferencesBackend {
         try mapping.reserve(offset + LogMapping.inPlaceFrameLimit)
         var inPlace: Int?
         try fileSystem.check(.write, logPath) {
-            inPlace = mapping.appendInPlace(content, numbered: sequence, at: offset)
+            inPlace = mapping.appendInPlace(content, numbered: sequence, stamp: stamp, at: offset)
             return 0
         }
         if let inPlace {
             return inPlace
         }
-        return try RecordFrame.withFrame(of: content, numbered: sequence) { (frame) throws(PreferencesError) -> Int in
+        return try RecordFrame.withFrame(of: content, numbered: sequence, stamp: stamp) {
+            (frame) throws(PreferencesError) -> Int in
             try mapping.reserve(offset + frame.count)
             if !mapping.isZero(at: offset, count: frame.count) {
                 // Behind a header of zeros (see `logNeedsChecking`): what a writer killed mid-copy left.

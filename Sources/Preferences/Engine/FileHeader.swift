@@ -1,9 +1,9 @@
-/// The 40-byte header at the start of a snapshot and of a log.
+/// The 40-byte header at the start of a snapshot, a log and a history file.
 ///
 /// ```
 ///  0  magic       8 bytes   89 50 52 45 46 0D 0A 1A  ("\x89PREF\r\n\x1A")
 ///  8  version     UInt16    the kind's format version (``Kind/currentVersion``)
-/// 10  kind        UInt16    0 snapshot, 1 log
+/// 10  kind        UInt16    0 snapshot, 1 log, 2 history
 /// 12  reserved    UInt32    0
 /// 16  generation  UInt64    the compaction that wrote the snapshot or started the log
 /// 24  bodyLength  UInt64    bytes after the header (0 in a log, which grows)
@@ -11,18 +11,37 @@
 /// 36  headerCRC   UInt32    CRC-32C of bytes 0..<36
 /// ```
 struct FileHeader: Equatable {
+    init(kind: Kind, version: Int? = nil, generation: UInt64, bodyLength: UInt64 = 0, bodyChecksum: UInt32 = 0) {
+        self.kind = kind
+        self.version = version ?? kind.currentVersion
+        self.generation = generation
+        self.bodyLength = bodyLength
+        self.bodyChecksum = bodyChecksum
+    }
+
     enum Kind: UInt16 {
         case snapshot = 0
         case log = 1
+        case history = 2
 
-        /// The format version of this kind of file that the library writes and reads.
+        /// The format version of this kind of file that the library writes.
         ///
-        /// A log's is 2: its header is followed by the lock stamp (see ``LogFile``). Version 1,
-        /// which no release wrote, had none.
+        /// A log's is 3: its records may carry a stamp, a cause and changes kept out of history
+        /// (see ``Record``). Version 2 had none of them, and version 1, which no release wrote, no
+        /// lock stamp after the header (see ``LogFile``).
         var currentVersion: Int {
             switch self {
             case .snapshot: 1
+            case .log: 3
+            case .history: 1
+            }
+        }
+
+        /// The oldest format version of this kind of file that the library reads.
+        var oldestReadableVersion: Int {
+            switch self {
             case .log: 2
+            case .snapshot, .history: currentVersion
             }
         }
     }
@@ -31,6 +50,8 @@ struct FileHeader: Equatable {
     static let size = 40
 
     var kind: Kind
+    /// The format version the file was written in: the kind's current one for a header to write.
+    var version: Int
     var generation: UInt64
     var bodyLength: UInt64 = 0
     var bodyChecksum: UInt32 = 0
@@ -38,7 +59,7 @@ struct FileHeader: Equatable {
     func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.size)
         writer.append(contentsOf: Self.magic)
-        writer.append(UInt16(kind.currentVersion))
+        writer.append(UInt16(version))
         writer.append(kind.rawValue)
         writer.append(UInt32(0))
         writer.append(generation)
@@ -76,10 +97,14 @@ struct FileHeader: Equatable {
         }
         // Only a header that verifies is trusted to say the file is from a newer version.
         guard Int(version) <= kind.currentVersion else { return .newerVersion(Int(version)) }
-        guard Int(version) == kind.currentVersion else { return .damaged("the header names format version \(version)") }
+        guard Int(version) >= kind.oldestReadableVersion else {
+            return .damaged("the header names format version \(version)")
+        }
         guard rawKind == kind.rawValue else { return .damaged("the header names another kind of file (\(rawKind))") }
         return .valid(
-            FileHeader(kind: kind, generation: generation, bodyLength: bodyLength, bodyChecksum: bodyChecksum))
+            FileHeader(
+                kind: kind, version: Int(version), generation: generation, bodyLength: bodyLength,
+                bodyChecksum: bodyChecksum))
     }
 }
 

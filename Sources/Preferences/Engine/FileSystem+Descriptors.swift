@@ -95,6 +95,21 @@ extension FileSystem {
         try store(bytes, to: file.descriptor, path: file.path, at: offset)
     }
 
+    /// Writes an array's bytes at `offset`, as ``store(_:in:at:)-(UnsafeRawBufferPointer,_,_)`` does.
+    func store(_ bytes: [UInt8], in file: OpenFile, at offset: Int) throws(PreferencesError) {
+        let failure = bytes.withUnsafeBytes { buffer -> PreferencesError? in
+            do throws(PreferencesError) {
+                try store(buffer, in: file, at: offset)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            throw failure
+        }
+    }
+
     /// Writes all of `bytes` at `offset` of the file open as `descriptor`, whose path is `path`.
     func store(
         _ bytes: UnsafeRawBufferPointer,

@@ -30,6 +30,7 @@ struct FileSystem: Sendable {
         case excludeFromBackup = "exclude from backups"
         case allocate = "allocate space for"
         case map
+        case remove
     }
 
     /// How far a file that ``replaceFile(at:with:ownedLike:persistence:)`` writes must reach stable
@@ -179,6 +180,12 @@ struct FileSystem: Sendable {
         } catch {
             return error
         }
+    }
+
+    /// Removes a file, if there is one, and syncs its directory.
+    func removeFile(at path: String) throws(PreferencesError) {
+        guard try check(.remove, path, allowing: ENOENT, { unlink(path) }) == 0 else { return }
+        try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
     /// Writes a file that must not exist yet, owned like `template`, and syncs it and its directory.

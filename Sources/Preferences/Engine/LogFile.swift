@@ -30,6 +30,8 @@ enum LogFile {
         /// Whether the header verified; when it did not, the records are what a scan could salvage.
         var headerIsValid = true
         var generation: UInt64 = 0
+        /// The format version the header names (see ``FileHeader/Kind/currentVersion``).
+        var version = FileHeader.Kind.log.currentVersion
         var records: [Record] = []
         /// Where the last record that verifies ends: where the next append belongs.
         var validEnd: Int
@@ -94,6 +96,7 @@ enum LogFile {
             let committedEnd = acknowledged.flatMap { $0.generation == header.generation ? $0.committedEnd : nil }
             var replay = records(in: bytes, from: recordsOffset, after: 0, committedEnd: committedEnd)
             replay.generation = header.generation
+            replay.version = header.version
             return replay
         }
     }

@@ -136,14 +136,14 @@ final class LogMapping {
         return bits == 0
     }
 
-    /// The most bytes a frame encoded in place takes (see ``appendInPlace(_:numbered:at:)``).
+    /// The most bytes a frame encoded in place takes (see ``appendInPlace(_:numbered:stamp:at:)``).
     ///
     /// Room for the record of one key and a value of a few dozen bytes. Looking at 128 bytes rather
     /// than 64 costs a write eight more word loads, in `isZero(at:count:)`.
     static let inPlaceFrameLimit = 128
 
     /// Encodes `content` straight into the mapping at `offset`, the log's end, as a framed record
-    /// numbered `sequence`: the payload first, then, once it is in place, the header that makes it
+    /// numbered `sequence` and stamped with `stamp`: the payload first, then, once it is in place, the header that makes it
     /// a record.
     ///
     /// No buffer and no copy: a write of one key, the common one, encodes its record where it goes.
@@ -154,14 +154,19 @@ final class LogMapping {
     ///
     /// - Returns: The frame's size; `nil`, with the bytes left zeros, when the frame does not fit
     ///   in ``inPlaceFrameLimit`` bytes, for the caller to encode it apart and copy it in.
-    func appendInPlace(_ content: some LogContent, numbered sequence: UInt64?, at offset: Int) -> Int? {
+    func appendInPlace(
+        _ content: some LogContent,
+        numbered sequence: UInt64?,
+        stamp: borrowing CommitStamp,
+        at offset: Int
+    ) -> Int? {
         guard let base else { return nil }
         if !isZero(at: offset, count: Self.inPlaceFrameLimit) {
             clear(at: offset, count: capacity - offset)
         }
         var writer = UnsafeByteWriter(
             UnsafeMutableRawBufferPointer(start: base + offset, count: Self.inPlaceFrameLimit))
-        guard RecordFrame.appendHeaderLast(content, numbered: sequence, to: &writer) else {
+        guard RecordFrame.appendHeaderLast(content, numbered: sequence, stamp: stamp, to: &writer) else {
             clear(at: offset, count: Self.inPlaceFrameLimit)
             return nil
         }

@@ -1,14 +1,21 @@
 /// One committed batch of changes: the unit that is framed, checksummed and replayed.
 ///
 /// A snapshot holds one record per entry; the log one record per commit. A record also says where
-/// its commit came from, so that observers in other processes learn it too.
+/// its commit came from, so that observers in other processes learn it too, and the store's
+/// history can say who made it and when (see ``HistoryFile``).
 ///
 /// ```
-/// flags: UInt8 (bit 0: a write identifier follows, bit 1: a migration's identity follows,
-///               bit 2: a sequence number follows)
+/// flags: UInt8  bit 0: a write identifier follows    bit 4: the writer's process id follows
+///               bit 1: a migration's identity follows bit 5: the writer's program follows
+///               bit 2: a sequence number follows      bit 6: a cause follows
+///               bit 3: a time follows                 bit 7: a change is kept out of history
 /// [writeIdentifier: string] [migration: string] [sequence: varint]
-/// count: varint, then each change: operation, namespace, name, [value]
+/// [time: varint, milliseconds since 1970] [processID: varint] [program: string] [cause: UInt8]
+/// count: varint, then each change: operation (bit 7: kept out of history), namespace, name, [value]
 /// ```
+///
+/// Bits 3 to 7 are new in version 3 of the log (``FileHeader/Kind/currentVersion``); a snapshot's
+/// records use none of them.
 struct Record: Equatable, Sendable, LogContent {
     var changes: [EntryChange]
     /// The identifier the writer gave its transaction, if any.
@@ -20,50 +27,76 @@ struct Record: Equatable, Sendable, LogContent {
     /// A gap in the numbers, or a log that ends before the number the lock page acknowledged, shows
     /// that commits are missing.
     var sequence: UInt64?
+    /// When, by whom and why the commit was made, as far as its record says.
+    var stamp = CommitStamp()
+    /// Why the commit was made.
+    var cause: CommitCause = .write
 
     private enum Operation: UInt8 {
         case set = 1
         case remove = 2
+
+        /// Marks a change kept out of history.
+        static let keepsNoHistory: UInt8 = 0x80
     }
 
-    private enum Flag {
+    enum Flag {
         static let writeIdentifier: UInt8 = 1
         static let migration: UInt8 = 2
         static let sequence: UInt8 = 4
-        static let all = writeIdentifier | migration | sequence
+        static let time: UInt8 = 8
+        static let processID: UInt8 = 16
+        static let program: UInt8 = 32
+        static let cause: UInt8 = 64
+        static let keepsNoHistory: UInt8 = 128
     }
 
-    /// Encodes the record as numbered `sequence` in its log, whatever its own `sequence` says: how
-    /// the engine numbers a commit without copying its record.
-    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {
+    /// Encodes the record as numbered `sequence` in its log and stamped with `stamp`, whatever its
+    /// own fields say: how the engine numbers and stamps a commit without copying its record.
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp) {
+        var keepsNoHistory = false
+        for index in changes.indices where changes[index].key.keepsNoHistory {
+            keepsNoHistory = true
+        }
         Self.encodeHeader(
-            writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, count: changes.count,
-            into: &writer)
+            writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, stamp: stamp, cause: cause,
+            keepsNoHistory: keepsNoHistory, count: changes.count, into: &writer)
         for change in changes {
             Self.encode(change.key, change.value, into: &writer)
         }
     }
 
+    /// Encodes the record as it is, with its own number and stamp.
+    func encode<Sink: ByteSink>(into writer: inout Sink) {
+        encode(into: &writer, sequence: sequence, stamp: stamp)
+    }
+
     /// Encodes the record of one entry, as ``SnapshotFile`` holds it: `Record(changes: [change])`,
     /// with no record and no array made.
     static func encodeEntry<Sink: ByteSink>(_ key: ResolvedKey, _ value: StoredValue, into writer: inout Sink) {
-        encodeHeader(writeIdentifier: nil, migration: nil, sequence: nil, count: 1, into: &writer)
-        encode(key, value, into: &writer)
+        // Flags, then a count of one: a snapshot's entries carry no identifiers, stamp or cause.
+        writer.append(UInt8(0))
+        writer.append(UInt8(1))
+        encode(key, value, into: &writer, markingHistory: false)
     }
 
-    /// Encodes what comes before a record's changes: its flags, identifiers and number, and how
-    /// many changes follow.
+    /// Encodes what comes before a record's changes: its flags, identifiers, number and stamp,
+    /// and how many changes follow.
     fileprivate static func encodeHeader<Sink: ByteSink>(
         writeIdentifier: String?,
         migration: String?,
         sequence: UInt64?,
+        stamp: borrowing CommitStamp,
+        cause: CommitCause,
+        keepsNoHistory: Bool,
         count: Int,
         into writer: inout Sink
     ) {
-        writer.append(
-            (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
-                | (sequence == nil ? 0 : Flag.sequence)
-        )
+        var flags = (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
+        flags |= (sequence == nil ? 0 : Flag.sequence) | (stamp.time == nil ? 0 : Flag.time)
+        flags |= (stamp.processID == nil ? 0 : Flag.processID) | (stamp.program == nil ? 0 : Flag.program)
+        flags |= (cause == .write ? 0 : Flag.cause) | (keepsNoHistory ? Flag.keepsNoHistory : 0)
+        writer.append(flags)
         if let writeIdentifier {
             writer.appendLengthPrefixed(writeIdentifier)
         }
@@ -73,13 +106,26 @@ struct Record: Equatable, Sendable, LogContent {
         if let sequence {
             writer.appendVarint(Int(sequence))
         }
+        if let time = stamp.time {
+            writer.appendVarint(Int(max(time, 0)))
+        }
+        if let processID = stamp.processID {
+            writer.appendVarint(Int(UInt32(bitPattern: processID)))
+        }
+        if let program = stamp.program {
+            writer.appendLengthPrefixed(program)
+        }
+        if cause != .write {
+            writer.append(cause.rawValue)
+        }
         writer.appendVarint(count)
     }
 
     fileprivate static func encode<Sink: ByteSink>(
         _ key: ResolvedKey,
         _ value: borrowing StoredValue?,
-        into writer: inout Sink
+        into writer: inout Sink,
+        markingHistory: Bool = true
     ) {
         // Borrowed, and switched on rather than unwrapped: `value?.write` would copy the value first.
         let isSet: Bool
@@ -87,7 +133,8 @@ struct Record: Equatable, Sendable, LogContent {
         case .some: isSet = true
         case .none: isSet = false
         }
-        writer.append(isSet ? Operation.set.rawValue : Operation.remove.rawValue)
+        let operation = isSet ? Operation.set.rawValue : Operation.remove.rawValue
+        writer.append(markingHistory && key.keepsNoHistory ? operation | Operation.keepsNoHistory : operation)
         if key.withEncoded({ writer.append($0) }) == nil {
             writer.appendLengthPrefixed(key.namespace)
             writer.appendLengthPrefixed(key.name)
@@ -101,12 +148,17 @@ struct Record: Equatable, Sendable, LogContent {
     /// Decodes a record's payload, which must be consumed exactly.
     init(payload reader: inout ByteReader) throws(FormatError) {
         var changes: [EntryChange] = []
-        (writeIdentifier, migration, sequence) = try Self.read(&reader) { count in
+        let header = try Self.read(&reader) { count in
             changes.reserveCapacity(count)
         } change: { key, value in
             changes.append(EntryChange(key: key, value: value))
         }
         self.changes = changes
+        writeIdentifier = header.writeIdentifier
+        migration = header.migration
+        sequence = header.sequence
+        stamp = header.stamp
+        cause = header.cause
     }
 
     /// Applies a record's payload to `entries` as it decodes it, with no record in between: how a
@@ -120,38 +172,82 @@ struct Record: Equatable, Sendable, LogContent {
         }
     }
 
-    /// Decodes a payload, handing over each change as it is read; returns the record's identifiers.
+    /// What comes before a record's changes.
+    struct Header {
+        var flags: UInt8
+        var writeIdentifier: String?
+        var migration: String?
+        var sequence: UInt64?
+        var stamp = CommitStamp()
+        var cause = CommitCause.write
+        var changeCount: Int
+    }
+
+    /// Reads what comes before a record's changes, leaving `reader` at the first change.
+    static func readHeader(_ reader: inout ByteReader) throws(FormatError) -> Header {
+        let flags = try reader.readByte()
+        let writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
+        let migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
+        let sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
+        var stamp = CommitStamp()
+        if flags & Flag.time != 0 {
+            stamp.time = Int64(try reader.readVarint())
+        }
+        if flags & Flag.processID != 0 {
+            let at = reader.position
+            guard let processID = UInt32(exactly: try reader.readVarint()) else {
+                throw .malformed("a process id out of range", at: at)
+            }
+            stamp.processID = Int32(bitPattern: processID)
+        }
+        if flags & Flag.program != 0 {
+            stamp.program = try reader.readLengthPrefixedString()
+        }
+        var cause = CommitCause.write
+        if flags & Flag.cause != 0 {
+            let at = reader.position
+            guard let known = CommitCause(rawValue: try reader.readByte()), known != .write else {
+                throw .malformed("unknown cause", at: at)
+            }
+            cause = known
+        }
+        let changeCount = try reader.readCount(minimumItemSize: 3)
+        return Header(
+            flags: flags, writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, stamp: stamp,
+            cause: cause, changeCount: changeCount)
+    }
+
+    /// Decodes a payload, handing over each change as it is read; returns what came before them.
     private static func read(
         _ reader: inout ByteReader,
         count: (Int) -> Void,
         change: (ResolvedKey, StoredValue?) -> Void
-    ) throws(FormatError) -> (writeIdentifier: String?, migration: String?, sequence: UInt64?) {
-        let flagsAt = reader.position
-        let flags = try reader.readByte()
-        guard flags & ~Flag.all == 0 else {
-            throw .malformed("unknown record flags", at: flagsAt)
-        }
-        let writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
-        let migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
-        let sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
-        let changeCount = try reader.readCount(minimumItemSize: 3)
-        count(changeCount)
-        for _ in 0..<changeCount {
+    ) throws(FormatError) -> Header {
+        let header = try readHeader(&reader)
+        count(header.changeCount)
+        var marksHistory = false
+        for _ in 0..<header.changeCount {
             let start = reader.position
-            guard let operation = Operation(rawValue: try reader.readByte()) else {
+            let byte = try reader.readByte()
+            guard let operation = Operation(rawValue: byte & ~Operation.keepsNoHistory) else {
                 throw .malformed("unknown operation", at: start)
             }
+            let keepsNoHistory = byte & Operation.keepsNoHistory != 0
+            marksHistory = marksHistory || keepsNoHistory
             let namespace = try reader.readLengthPrefixedString()
             let name = try reader.readLengthPrefixedString()
             guard !name.isEmpty else { throw .malformed("empty key name", at: start) }
-            let key = ResolvedKey(namespace: namespace, name: name)
+            let key = ResolvedKey(namespace: namespace, name: name, keepsNoHistory: keepsNoHistory)
             switch operation {
             case .set: change(key, try StoredValue(from: &reader))
             case .remove: change(key, nil)
             }
         }
         guard reader.isAtEnd else { throw .malformed("bytes after the last change", at: reader.position) }
-        return (writeIdentifier, migration, sequence)
+        guard marksHistory == (header.flags & Flag.keepsNoHistory != 0) else {
+            throw .malformed("the record's flags and its changes disagree on history", at: reader.position)
+        }
+        return header
     }
 
     /// Where the key and value of a record that sets one entry lie, and whether the key is ASCII;
@@ -200,11 +296,18 @@ struct Record: Equatable, Sendable, LogContent {
         return (namespace, name, name.upperBound..<end)
     }
 
-    init(changes: [EntryChange], writeIdentifier: String? = nil, migration: String? = nil, sequence: UInt64? = nil) {
+    init(
+        changes: [EntryChange],
+        writeIdentifier: String? = nil,
+        migration: String? = nil,
+        sequence: UInt64? = nil,
+        cause: CommitCause = .write
+    ) {
         self.changes = changes
         self.writeIdentifier = writeIdentifier
         self.migration = migration
         self.sequence = sequence
+        self.cause = cause
     }
 
     func apply(to entries: inout StoredEntries) {
@@ -227,16 +330,32 @@ struct Record: Equatable, Sendable, LogContent {
 /// change would: no record, and no array of changes, is made for it (see
 /// ``PreferencesStore/commit(_:valueType:)``).
 protocol LogContent {
-    /// Encodes the content as a record numbered `sequence` in its log.
-    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?)
+    /// Encodes the content as a record numbered `sequence` in its log, stamped with `stamp`.
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp)
     /// Applies the content's changes to `entries`.
     func apply(to entries: inout StoredEntries)
+    /// Whether the content removes a key kept out of history: the engine then compacts at once,
+    /// so that no file keeps the key's old values (see ``PreferenceKey/withoutHistory()``).
+    var erasesHistory: Bool { get }
+}
+
+extension Record {
+    var erasesHistory: Bool {
+        changes.contains { $0.value == nil && $0.key.keepsNoHistory }
+    }
 }
 
 extension EntryChange: LogContent {
-    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?) {
-        Record.encodeHeader(writeIdentifier: nil, migration: nil, sequence: sequence, count: 1, into: &writer)
+    func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp) {
+        let keepsNoHistory = key.keepsNoHistory
+        Record.encodeHeader(
+            writeIdentifier: nil, migration: nil, sequence: sequence, stamp: stamp, cause: .write,
+            keepsNoHistory: keepsNoHistory, count: 1, into: &writer)
         Record.encode(key, value, into: &writer)
+    }
+
+    var erasesHistory: Bool {
+        value == nil && key.keepsNoHistory
     }
 
     func apply(to entries: inout StoredEntries) {

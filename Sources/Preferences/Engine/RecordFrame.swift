@@ -14,16 +14,21 @@ enum RecordFrame {
     // Each kind of payload is written between `begin` and `end`, not by a closure: a closure
     // capturing the record would copy it and destroy it again on every write.
 
-    /// Appends `record` to `writer`, framed.
+    /// Appends `record` to `writer`, framed, with its own number and stamp.
     static func append(_ record: Record, to writer: inout some FrameSink) {
-        append(record, numbered: record.sequence, to: &writer)
+        append(record, numbered: record.sequence, stamp: record.stamp, to: &writer)
     }
 
-    /// Appends `content` to `writer`, framed, as a record numbered `sequence` in its log
-    /// (see ``Record/encode(into:sequence:)``).
-    static func append(_ content: some LogContent, numbered sequence: UInt64?, to writer: inout some FrameSink) {
+    /// Appends `content` to `writer`, framed, as a record numbered `sequence` in its log and
+    /// stamped with `stamp` (see ``Record/encode(into:sequence:stamp:)``).
+    static func append(
+        _ content: some LogContent,
+        numbered sequence: UInt64?,
+        stamp: borrowing CommitStamp,
+        to writer: inout some FrameSink
+    ) {
         let start = begin(&writer)
-        content.encode(into: &writer, sequence: sequence)
+        content.encode(into: &writer, sequence: sequence, stamp: stamp)
         end(&writer, from: start)
     }
 
@@ -35,10 +40,11 @@ enum RecordFrame {
     static func appendHeaderLast(
         _ content: some LogContent,
         numbered sequence: UInt64?,
+        stamp: borrowing CommitStamp,
         to writer: inout UnsafeByteWriter
     ) -> Bool {
         let start = begin(&writer)
-        content.encode(into: &writer, sequence: sequence)
+        content.encode(into: &writer, sequence: sequence, stamp: stamp)
         guard !writer.overflowed else { return false }
         preferences_fence_release()
         end(&writer, from: start)
@@ -49,6 +55,13 @@ enum RecordFrame {
     static func appendEntry(_ key: ResolvedKey, _ value: StoredValue, to writer: inout some FrameSink) {
         let start = begin(&writer)
         Record.encodeEntry(key, value, into: &writer)
+        end(&writer, from: start)
+    }
+
+    /// Appends a frame around whatever `body` writes: how the history file frames its entries.
+    static func appendFrame<Sink: FrameSink>(to writer: inout Sink, _ body: (inout Sink) -> Void) {
+        let start = begin(&writer)
+        body(&writer)
         end(&writer, from: start)
     }
 
@@ -72,7 +85,8 @@ enum RecordFrame {
     /// The room a commit's record is first encoded in, on the stack: most records fit.
     private static let smallFrameSize = 512
 
-    /// Gives `body` the bytes of `content` framed, as a record numbered `sequence` in its log.
+    /// Gives `body` the bytes of `content` framed, as a record numbered `sequence` in its log and
+    /// stamped with `stamp`.
     ///
     /// How a commit encodes its record: written through a pointer into memory on the stack, where
     /// appending to an array would check its uniqueness and capacity at every byte. A record too large
@@ -80,14 +94,17 @@ enum RecordFrame {
     static func withFrame<Content: LogContent, Result, Failure: Error>(
         of content: Content,
         numbered sequence: UInt64?,
+        stamp: borrowing CommitStamp,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        if let small = withFrame(of: content, numbered: sequence, inBytes: smallFrameSize, body) {
+        if let small = withFrame(of: content, numbered: sequence, stamp: stamp, inBytes: smallFrameSize, body) {
             return try small.get()
         }
         var counter = ByteCounter()
-        content.encode(into: &counter, sequence: sequence)
-        guard let large = withFrame(of: content, numbered: sequence, inBytes: headerSize + counter.count, body)
+        content.encode(into: &counter, sequence: sequence, stamp: stamp)
+        guard
+            let large = withFrame(
+                of: content, numbered: sequence, stamp: stamp, inBytes: headerSize + counter.count, body)
         else {
             preconditionFailure("a record's count and its encoding disagree")
         }
@@ -99,12 +116,13 @@ enum RecordFrame {
     private static func withFrame<Content: LogContent, Result, Failure: Error>(
         of content: Content,
         numbered sequence: UInt64?,
+        stamp: borrowing CommitStamp,
         inBytes byteCount: Int,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) -> Swift.Result<Result, Failure>? {
         withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { buffer in
             var writer = UnsafeByteWriter(buffer)
-            append(content, numbered: sequence, to: &writer)
+            append(content, numbered: sequence, stamp: stamp, to: &writer)
             guard !writer.overflowed else { return nil }
             return Swift.Result { () throws(Failure) -> Result in try body(writer.written) }
         }

@@ -20,7 +20,7 @@ extension PreferenceKey {
         return PreferenceKey(
             name: name, namespace: namespace, defaultValue: defaultValue, codec: codec.constrained(by: rule),
             computeDefault: computeDefault, summary: summary,
-            rules: rules + [RuleDeclaration(rule, codec: codec.unconstrained ?? codec)])
+            rules: rules + [RuleDeclaration(rule, codec: codec.unconstrained ?? codec)], keepsHistory: keepsHistory)
     }
 
     /// The same optional key, with a rule its values other than `nil` must keep.

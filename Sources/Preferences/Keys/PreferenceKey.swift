@@ -74,6 +74,9 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     /// The rules given with ``constrained(to:)``, as the schema records them.
     let rules: [RuleDeclaration]
 
+    /// Whether the store's history keeps the key's changes: `false` once declared ``withoutHistory()``.
+    public var keepsHistory: Bool { !defaultResolvedKey.keepsNoHistory }
+
     /// A number no other key object of the process has (see ``KeySerials``), for `defaultResolvedKey`:
     /// a store finds the key's slot in an array by it, without hashing.
     let serial: UInt32
@@ -85,7 +88,8 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         codec: KeyCodec<Value>,
         computeDefault: (@Sendable () -> Value)? = nil,
         summary: String? = nil,
-        rules: [RuleDeclaration] = []
+        rules: [RuleDeclaration] = [],
+        keepsHistory: Bool = true
     ) {
         KeyValidation.validate(name: name, namespace: namespace)
         self.name = name
@@ -98,7 +102,7 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
         hasComputedDefault = computeDefault != nil
         defaultResolvedKey = ResolvedKey(
             namespace: namespace.resolved(appNamespace: PreferenceNamespace.defaultAppNamespace), name: name,
-            encodesAhead: true)
+            encodesAhead: true, keepsNoHistory: !keepsHistory)
         serial = KeySerials.next()
         if case .app = namespace.kind {
             isInAppNamespace = true
@@ -131,7 +135,25 @@ public final class PreferenceKey<Value: Sendable>: PreferenceKeys, @unchecked Se
     public func described(_ summary: String) -> PreferenceKey<Value> {
         PreferenceKey(
             name: name, namespace: namespace, defaultValue: defaultValue, codec: codec,
-            computeDefault: computeDefault, summary: summary, rules: rules)
+            computeDefault: computeDefault, summary: summary, rules: rules, keepsHistory: keepsHistory)
+    }
+
+    /// The same key, its changes kept out of the store's history: for secrets and tokens.
+    ///
+    /// ```swift
+    /// static let sessionToken = PreferenceKey<String?>("sessionToken").withoutHistory()
+    /// ```
+    ///
+    /// The store still writes each change to its log, which is how it survives a crash, but never
+    /// moves one into the history file, and ``PreferencesStore/history(for:)`` never shows one.
+    /// Removing the key's value compacts the store at once, so that no file keeps an old value,
+    /// and drops whatever history the key had from before it was declared so. See <doc:History>.
+    ///
+    /// - Returns: A key with the same name, namespace, type, default, summary and rules.
+    public func withoutHistory() -> PreferenceKey<Value> {
+        PreferenceKey(
+            name: name, namespace: namespace, defaultValue: defaultValue, codec: codec,
+            computeDefault: computeDefault, summary: summary, rules: rules, keepsHistory: false)
     }
 
     override func resolvedKey(appNamespace: String) -> ResolvedKey {

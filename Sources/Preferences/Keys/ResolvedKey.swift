@@ -17,9 +17,11 @@ struct ResolvedKey: Hashable, Sendable, Comparable {
             let name: String
             /// How many bytes follow; `nil` when they were not made ahead.
             let encodedCount: Int?
+            /// Whether the key's changes are kept out of the store's history.
+            let keepsNoHistory: Bool
         }
 
-        static func make(namespace: String, name: String, encodesAhead: Bool) -> Names {
+        static func make(namespace: String, name: String, encodesAhead: Bool, keepsNoHistory: Bool) -> Names {
             var encoded: [UInt8] = []
             if encodesAhead {
                 var writer = ByteWriter(capacity: namespace.utf8.count + name.utf8.count + 4)
@@ -29,7 +31,8 @@ struct ResolvedKey: Hashable, Sendable, Comparable {
             }
             let buffer = Names.create(minimumCapacity: encoded.count) { _ in
                 Header(
-                    namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil)
+                    namespace: namespace, name: name, encodedCount: encodesAhead ? encoded.count : nil,
+                    keepsNoHistory: keepsNoHistory)
             }
             // `create` called on this subclass makes an instance of it.
             let names = unsafeDowncast(buffer, to: Names.self)
@@ -53,6 +56,10 @@ struct ResolvedKey: Hashable, Sendable, Comparable {
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
+    /// Whether the key's changes are kept out of the store's history: a key declared
+    /// ``PreferenceKey/withoutHistory()``, or one a record marks so. Not part of the key's identity.
+    var keepsNoHistory: Bool { names.withUnsafeMutablePointerToHeader { $0.pointee.keepsNoHistory } }
+
     /// Whether the key's bytes as a record holds them were made ahead.
     var isEncodedAhead: Bool { names.withUnsafeMutablePointerToHeader { $0.pointee.encodedCount != nil } }
 
@@ -74,14 +81,21 @@ struct ResolvedKey: Hashable, Sendable, Comparable {
     ///   - encodesAhead: Whether to keep the key's bytes as a record holds them, for a key written
     ///     often: a declared key's, which a write then copies whole rather than encoding its two
     ///     strings again. Not for keys read from a file: each would cost opening it an allocation.
-    init(namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false) {
-        names = Names.make(namespace: namespace, name: name, encodesAhead: encodesAhead)
+    ///   - keepsNoHistory: Whether the key's changes are kept out of the store's history.
+    init(
+        namespace: String, name: String, nameHash: Int? = nil, encodesAhead: Bool = false, keepsNoHistory: Bool = false
+    ) {
+        names = Names.make(
+            namespace: namespace, name: name, encodesAhead: encodesAhead, keepsNoHistory: keepsNoHistory)
         self.nameHash = nameHash ?? name.hashValue
     }
 
-    /// The same name in another namespace, its hash kept, and its bytes made ahead if this key's are.
+    /// The same name in another namespace, its hash kept, its bytes made ahead if this key's are,
+    /// and kept out of history if this key is.
     func inNamespace(_ namespace: String) -> ResolvedKey {
-        ResolvedKey(namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead)
+        ResolvedKey(
+            namespace: namespace, name: name, nameHash: nameHash, encodesAhead: isEncodedAhead,
+            keepsNoHistory: keepsNoHistory)
     }
 
     static func == (lhs: ResolvedKey, rhs: ResolvedKey) -> Bool {

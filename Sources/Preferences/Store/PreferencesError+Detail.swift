@@ -159,6 +159,17 @@ struct DamageReport: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension DamageReport {
+    /// Records of the history file that verified but do not decode: what only a program other
+    /// than this library can write.
+    static func undecodableHistory(_ count: Int) -> DamageReport {
+        DamageReport(
+            recoveredRecords: 0,
+            damagedRanges: [],
+            reason: "\(count) records of the history verified but do not decode; pruning leaves them out",
+            copyPath: nil
+        )
+    }
+
     /// Values of a snapshot that verified but do not decode, at `ranges` of its file, beside
     /// `recovered` entries that read: what only a program other than this library can write.
     static func unreadableValues(at ranges: [Range<Int>], besides recovered: Int) -> DamageReport {

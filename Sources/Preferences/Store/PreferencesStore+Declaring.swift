@@ -78,13 +78,14 @@ extension PreferencesStore {
         do {
             try withWriteLock {
                 try withExclusiveAccess {
+                    // As declared, where they are: a key declared without history erases its history.
                     let keys = state.withLock { state in
                         state.everySlot().compactMap { key, slot in
                             slot.stored != nil && state.overrides[key]?.managedValue == nil && removes(key, state)
-                                ? key : nil
+                                ? state.declarations[key]?.key ?? key : nil
                         }
                     }
-                    try commit(keys.sorted().map { PendingChange(key: $0, value: nil, valueType: nil) })
+                    try commit(keys.sorted().map { PendingChange(key: $0, value: nil, valueType: nil) }, cause: .reset)
                 }
             }
         } catch let error as PreferencesError {

@@ -28,6 +28,8 @@ extension PreferencesStore {
     ///   - excludedFromBackup: Whether to keep the store's files out of backups (iCloud and the
     ///     computer's), on Apple platforms: for settings the app can rebuild, or that belong to this
     ///     device only. Its lock file is always excluded. Elsewhere it changes nothing.
+    ///   - history: How much of each key's history to keep across compactions, in a file beside
+    ///     the store's; ``HistoryRetention/off`` keeps none. See <doc:History>.
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
     ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
     ///   ``PreferencesError/Code/damagedFile`` if it is damaged and `handling` is ``DamageHandling/throwError``.
@@ -37,7 +39,8 @@ extension PreferencesStore {
         durability: Durability = .standard,
         ifDamaged handling: DamageHandling = .recover,
         overrides: [OverrideLayer] = [],
-        excludedFromBackup: Bool = false
+        excludedFromBackup: Bool = false,
+        history: HistoryRetention = .standard
     ) throws {
         try self.init(
             fileURL: fileURL,
@@ -46,7 +49,8 @@ extension PreferencesStore {
             ifDamaged: handling,
             overrides: overrides,
             excludedFromBackup: excludedFromBackup,
-            fileSystem: FileSystem()
+            fileSystem: FileSystem(),
+            history: history
         )
     }
 
@@ -79,7 +83,8 @@ extension PreferencesStore {
         overrides: [OverrideLayer] = [],
         excludedFromBackup: Bool = false,
         fileSystem: FileSystem,
-        compactionMinimumBytes: Int = PreferencesStore.defaultCompactionMinimumBytes
+        compactionMinimumBytes: Int = PreferencesStore.defaultCompactionMinimumBytes,
+        history: HistoryRetention = .standard
     ) throws(PreferencesError) {
         var fileSystem = fileSystem
         fileSystem.excludesStoreFilesFromBackup = excludedFromBackup
@@ -87,7 +92,8 @@ extension PreferencesStore {
             path: fileURL.path,
             throwsIfDamaged: handling == .throwError,
             fileSystem: fileSystem,
-            compactionMinimumBytes: compactionMinimumBytes
+            compactionMinimumBytes: compactionMinimumBytes,
+            historyRetention: history
         )
         self.init(
             backend: opened.engine,

@@ -63,6 +63,6 @@ extension PreferencesStore {
             }
             changes.append(PendingChange(key: resolvedKey, value: value, valueType: nil))
         }
-        try commit(changes)
+        try commit(changes, cause: .import)
     }
 }

@@ -137,7 +137,7 @@ extension PreferencesStore {
         }
     }
 
-    /// Writes a batch of changes, durably and then to memory.
+    /// Writes a batch of changes, durably and then to memory, its record saying why (`cause`).
     ///
     /// Refuses the whole batch if a managed setting forces one of its keys. Catches up with commits
     /// made elsewhere, drops the changes that change nothing, has the
@@ -152,7 +152,8 @@ extension PreferencesStore {
         _ changes: [PendingChange],
         durability: Durability? = nil,
         writeIdentifier: String? = nil,
-        migration: String? = nil
+        migration: String? = nil,
+        cause: CommitCause = .transaction
     ) throws(PreferencesError) {
         var conflicts: [(ResolvedKey, any Any.Type, any Any.Type)] = []
         defer {
@@ -194,7 +195,9 @@ extension PreferencesStore {
                         return (effective, slots)
                     }
                     guard !effective.isEmpty else { return }
-                    let record = Record(changes: effective, writeIdentifier: writeIdentifier, migration: migration)
+                    let record = Record(
+                        changes: effective, writeIdentifier: writeIdentifier, migration: migration,
+                        cause: migration == nil ? cause : .migration)
                     var paths = ObservationPaths()
                     try backend.commit(record, flushesToDisk: (durability ?? self.durability) == .synchronous) {
                         update, isCommitted in

@@ -25,7 +25,9 @@ extension PreferencesStore {
     package func writeStoredValues(_ values: [(key: StoredKey, value: StoredValue?)]) throws {
         try withWriteLock {
             try withExclusiveAccess {
-                try commit(values.map { PendingChange(key: resolvedKey(for: $0.key), value: $0.value, valueType: nil) })
+                try commit(
+                    values.map { PendingChange(key: resolvedKey(for: $0.key), value: $0.value, valueType: nil) },
+                    cause: .tool)
             }
         }
     }

@@ -1,0 +1,257 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A record of the store's history, with the generation of the log it was committed to and the
+/// program its process named.
+struct HistoryRecord {
+    var generation: UInt64
+    var record: Record
+    /// The program the record's process named in the record's log, if it named one.
+    var program: String?
+}
+
+extension FileEngine {
+    /// Moves the log's records into the history file, before a compaction replaces the log.
+    ///
+    /// Changes of keys kept out of history are left out, and a record that changes such a key has
+    /// the history rewritten without that key. Problems go into `problems`, and the compaction
+    /// goes on: the values are in the new snapshot whatever happens to their history.
+    func moveLogIntoHistory(
+        _ state: inout State,
+        flushesToDisk: Bool,
+        reporting problems: inout [PreferencesError]
+    ) {
+        guard let log = state.log, state.logValidEnd > LogFile.recordsOffset else { return }
+        do throws(PreferencesError) {
+            let records = try fileSystem.contents(
+                of: log, from: LogFile.recordsOffset, limit: state.logValidEnd - LogFile.recordsOffset)
+            let (entries, erasing) = Self.historyEntries(of: records, generation: state.generation)
+            guard historyRetention.keepsHistory || !erasing.isEmpty else { return }
+            try appendToHistory(entries, erasing: erasing, flushesToDisk: flushesToDisk, reporting: &problems)
+        } catch {
+            problems.append(error)
+        }
+    }
+
+    /// The log's records as history entries, and the keys of the changes left out, as a record
+    /// holds a key.
+    ///
+    /// Frames are checked again: a log repaired after damage may still hold bytes that do not verify.
+    static func historyEntries(
+        of records: [UInt8],
+        generation: UInt64
+    ) -> (entries: [UInt8], erasing: Set<ArraySlice<UInt8>>) {
+        var writer = ByteWriter(capacity: records.count + records.count / 8)
+        var erasing: Set<ArraySlice<UInt8>> = []
+        var position = 0
+        while position < records.count {
+            guard let payload = RecordFrame.payload(in: records, at: position, verifyChecksum: true) else {
+                position += 1
+                continue
+            }
+            position = payload.upperBound
+            guard records[payload.lowerBound] & Record.Flag.keepsNoHistory != 0 else {
+                HistoryFile.appendEntry(generation: generation, payload: records[payload], to: &writer)
+                continue
+            }
+            var reader = ByteReader(records, range: payload)
+            guard var record = try? Record(payload: &reader) else { continue }
+            for change in record.changes where change.key.keepsNoHistory {
+                erasing.insert(HistoryPruning.keyBytes(change.key)[...])
+            }
+            record.changes.removeAll { $0.key.keepsNoHistory }
+            guard !record.changes.isEmpty else { continue }
+            var encoded = ByteWriter(capacity: payload.count)
+            record.encode(into: &encoded)
+            HistoryFile.appendEntry(generation: generation, payload: encoded.bytes[...], to: &writer)
+        }
+        return (writer.bytes, erasing)
+    }
+
+    /// Appends entries to the history file, after the last whole append, then counts them in its
+    /// header; prunes the file when it has outgrown its limit or keys must be erased from it.
+    ///
+    /// The file is flushed only in synchronous durability, as the new log is: in standard
+    /// durability a power loss may leave it damaged, which reading it reports, and which never
+    /// touches a value.
+    private func appendToHistory(
+        _ entries: [UInt8],
+        erasing: Set<ArraySlice<UInt8>>,
+        flushesToDisk: Bool,
+        reporting problems: inout [PreferencesError]
+    ) throws(PreferencesError) {
+        guard let file = try fileSystem.openExisting(at: historyPath, readOnly: false) else {
+            guard historyRetention.keepsHistory else { return }
+            let bytes = HistoryFile.header(bodyLength: entries.count) + entries
+            return try replaceHistory(with: bytes, flushesToDisk: flushesToDisk, &problems)
+        }
+        let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
+        let end: Int?
+        do throws(UnsupportedVersion) {
+            end = try HistoryFile.bodyEnd(ofHeader: header)
+        } catch {
+            // A newer library's history: left alone, as a newer snapshot or log is.
+            throw PreferencesError(
+                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+        }
+        let size = try fileSystem.status(of: file).size
+        guard let end, end <= size else {
+            // A header that does not verify, or counts more than the file holds: read what does.
+            let bytes = try fileSystem.contents(of: file, from: 0)
+            return try rewriteHistory(bytes, appending: entries, erasing: erasing, flushesToDisk, &problems)
+        }
+        if size > end {
+            // An append a crash cut short, whose records the log still held and now brings again.
+            try fileSystem.truncate(file, to: end)
+        }
+        try fileSystem.store(entries, in: file, at: end)
+        if flushesToDisk {
+            try fileSystem.synchronize(file)
+        }
+        let bodyLength = end + entries.count - FileHeader.size
+        try fileSystem.store(HistoryFile.header(bodyLength: bodyLength), in: file, at: 0)
+        if flushesToDisk {
+            try fileSystem.synchronize(file)
+        }
+        if bodyLength > 2 * historyRetention.maximumBytes || !erasing.isEmpty {
+            let bytes = try fileSystem.contents(of: file, from: 0)
+            try rewriteHistory(bytes, appending: [], erasing: erasing, flushesToDisk, &problems)
+        }
+    }
+
+    /// Writes the history file again, pruned (``HistoryPruning``), from `bytes` as it held them and
+    /// `entries` to append; keeps a copy of a file that did not all verify, and reports it.
+    private func rewriteHistory(
+        _ bytes: [UInt8],
+        appending entries: [UInt8],
+        erasing: Set<ArraySlice<UInt8>>,
+        _ flushesToDisk: Bool,
+        _ problems: inout [PreferencesError]
+    ) throws(PreferencesError) {
+        // Read with the entries after it: a file read in this way has a header that does not
+        // verify, or counts more than the file holds, and is scanned to its end.
+        let contents: HistoryFile.Contents
+        do throws(UnsupportedVersion) {
+            contents = try HistoryFile.read(bytes + entries)
+        } catch {
+            throw PreferencesError(
+                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+        }
+        let pruning = HistoryPruning(retention: historyRetention, erasing: erasing)
+        let (file, undecodable) = pruning.prune(contents)
+        if var damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
+            // Kept before the file is replaced: what did not verify may be all someone has.
+            damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
+        }
+        try replaceHistory(with: file, flushesToDisk: flushesToDisk, &problems)
+    }
+
+    /// Replaces the history file with `bytes`, flushed in synchronous durability only.
+    private func replaceHistory(
+        with bytes: [UInt8],
+        flushesToDisk: Bool,
+        _ problems: inout [PreferencesError]
+    ) throws(PreferencesError) {
+        if let warning = try fileSystem.replaceFile(
+            at: historyPath, with: bytes, ownedLike: location, persistence: flushesToDisk ? .flushed : .deferred)
+        {
+            problems.append(warning)
+        }
+    }
+}
+
+extension FileEngine {
+    func history() throws(PreferencesError) -> (records: [HistoryRecord], problems: [PreferencesError]) {
+        // Under the shared lock, so that no compaction moves records between the two files while
+        // they are read; inside exclusive access, this engine holds the lock already.
+        let isExclusive = state.withLock { $0.exclusiveDepth > 0 }
+        if let lockFile, !isExclusive {
+            try lockFile.lock(exclusive: false, confirmingName: false)
+        }
+        defer {
+            if let lockFile, !isExclusive {
+                lockFile.unlock()
+            }
+        }
+        var problems: [PreferencesError] = []
+        var records: [HistoryRecord] = []
+        if let file = try fileSystem.openExisting(at: historyPath, readOnly: true) {
+            let bytes = try fileSystem.contents(of: file, from: 0)
+            let contents: HistoryFile.Contents
+            do throws(UnsupportedVersion) {
+                contents = try HistoryFile.read(bytes)
+            } catch {
+                throw PreferencesError(
+                    .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+            }
+            var undecodable = 0
+            for entry in contents.entries {
+                var reader = ByteReader(bytes, range: entry.record)
+                if let record = try? Record(payload: &reader) {
+                    records.append(HistoryRecord(generation: entry.generation, record: record))
+                } else {
+                    undecodable += 1
+                }
+            }
+            if let damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
+                problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
+            }
+        }
+        if let log = try fileSystem.openExisting(at: logPath, readOnly: true),
+            let replay = try? LogFile.replay(
+                try fileSystem.contents(of: log, from: 0), acknowledged: lockFile?.acknowledged),
+            replay.headerIsValid
+        {
+            records += replay.records.map { HistoryRecord(generation: replay.generation, record: $0) }
+        }
+        return (Self.inCommitOrder(records), problems)
+    }
+
+    /// Each record once, in commit order, with the program its process last named in its log.
+    static func inCommitOrder(_ records: [HistoryRecord]) -> [HistoryRecord] {
+        var latest: [RecordIdentity: Int] = [:]
+        for (index, item) in records.enumerated() {
+            if let sequence = item.record.sequence {
+                latest[RecordIdentity(generation: item.generation, sequence: sequence)] = index
+            }
+        }
+        var programs: [ProcessInLog: String] = [:]
+        var ordered: [HistoryRecord] = []
+        for (index, var item) in records.enumerated() {
+            if let sequence = item.record.sequence,
+                latest[RecordIdentity(generation: item.generation, sequence: sequence)] != index
+            {
+                continue
+            }
+            if let processID = item.record.stamp.processID {
+                let process = ProcessInLog(generation: item.generation, processID: processID)
+                if let program = item.record.stamp.program {
+                    programs[process] = program
+                }
+                item.program = programs[process]
+            }
+            ordered.append(item)
+        }
+        return ordered.sorted {
+            ($0.generation, $0.record.sequence ?? 0) < ($1.generation, $1.record.sequence ?? 0)
+        }
+    }
+
+    /// Drops every record of history: folds the log into the snapshot without moving its records,
+    /// then removes the history file. Call it inside ``withExclusiveAccess(_:_:)``.
+    func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
+        var problems: [PreferencesError] = []
+        try state.withLock { (state: inout State) throws(PreferencesError) in
+            guard lockFile != nil, state.refusal == nil else { throw refusal(state) }
+            try compact(&state, flushesToDisk: flushesToDisk, movesHistory: false, reporting: &problems)
+        }
+        try fileSystem.removeFile(at: historyPath)
+        return problems
+    }
+}
