@@ -243,8 +243,9 @@ extension FileEngine {
         }
     }
 
-    /// Drops every record of history: folds the log into the snapshot without moving its records,
-    /// then removes the history file. Call it inside ``withExclusiveAccess(_:_:)``.
+    /// Drops every record of history, inside ``withExclusiveAccess(_:_:)``.
+    ///
+    /// Folds the log into the snapshot without moving its records, then removes the history file.
     func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
         var problems: [PreferencesError] = []
         try state.withLock { (state: inout State) throws(PreferencesError) in

@@ -42,12 +42,14 @@ public struct HistoryEntry: Sendable, Hashable {
         writeIdentifier = record.record.writeIdentifier
     }
 
+    /// Whether two entries record the same change: the same key, value, time, cause and writer.
     public static func == (lhs: HistoryEntry, rhs: HistoryEntry) -> Bool {
         lhs.key == rhs.key && lhs.stored == rhs.stored && lhs.date == rhs.date && lhs.cause == rhs.cause
             && lhs.program == rhs.program && lhs.processID == rhs.processID
             && lhs.writeIdentifier == rhs.writeIdentifier
     }
 
+    /// Hashes the entry's key, value, time and process.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
         hasher.combine(valueDescription)
@@ -64,7 +66,7 @@ public struct KeyHistoryEntry<Value: Sendable>: Sendable {
     /// The change as the history keeps it: when, why, and by which program.
     public let entry: HistoryEntry
 
-    /// When the change was committed; `nil` if unknown. See ``HistoryEntry/date``.
+    /// When the change was committed, if known (see ``HistoryEntry/date``).
     public var date: Date? { entry.date }
 
     /// Why the change was made.

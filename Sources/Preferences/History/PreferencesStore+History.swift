@@ -105,8 +105,10 @@ extension PreferencesStore {
         try commit([change], cause: .restore)
     }
 
-    /// Removes the store's whole history: the history file, and the records of the log, which a
-    /// compaction folds into the snapshot at once. The values stay as they are.
+    /// Removes the store's whole history; the values stay as they are.
+    ///
+    /// Removes the history file, and the records of the log, which a compaction folds into the
+    /// snapshot at once.
     ///
     /// Every process's history goes, since they share the files; a store kept in memory or in
     /// `UserDefaults` has none to remove.

@@ -56,8 +56,10 @@ struct ResolvedKey: Hashable, Sendable, Comparable {
     var namespace: String { names.withUnsafeMutablePointerToHeader { $0.pointee.namespace } }
     var name: String { names.withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
-    /// Whether the key's changes are kept out of the store's history: a key declared
-    /// ``PreferenceKey/withoutHistory()``, or one a record marks so. Not part of the key's identity.
+    /// Whether the key's changes are kept out of the store's history.
+    ///
+    /// True for a key declared ``PreferenceKey/withoutHistory()``, or one a record marks so. Not
+    /// part of the key's identity.
     var keepsNoHistory: Bool { names.withUnsafeMutablePointerToHeader { $0.pointee.keepsNoHistory } }
 
     /// Whether the key's bytes as a record holds them were made ahead.

@@ -28,8 +28,8 @@ extension PreferencesStore {
     ///   - excludedFromBackup: Whether to keep the store's files out of backups (iCloud and the
     ///     computer's), on Apple platforms: for settings the app can rebuild, or that belong to this
     ///     device only. Its lock file is always excluded. Elsewhere it changes nothing.
-    ///   - history: How much of each key's history to keep across compactions, in a file beside
-    ///     the store's; ``HistoryRetention/off`` keeps none. See <doc:History>.
+    ///   - history: How much history to keep across compactions, in a file beside the store
+    ///     (``HistoryRetention/off`` keeps none).
     /// - Throws: A ``PreferencesError``: ``PreferencesError/Code/fileOperationFailed`` if the file
     ///   cannot be read, ``PreferencesError/Code/unsupportedFormatVersion`` if a newer version wrote it,
     ///   ``PreferencesError/Code/damagedFile`` if it is damaged and `handling` is ``DamageHandling/throwError``.
