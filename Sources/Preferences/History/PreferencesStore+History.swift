@@ -20,6 +20,8 @@ extension PreferencesStore {
     /// - Returns: The key's changes, newest first, at most ``HistoryRetention/changesPerKey`` of them.
     /// - Throws: A ``PreferencesError`` if the store's files cannot be read.
     public func history<Value>(for key: PreferenceKey<Value>) throws -> [KeyHistoryEntry<Value>] {
+        // Changes from before the key was declared without history, until a compaction erases them.
+        guard key.keepsHistory else { return [] }
         let resolved = resolvedKey(for: key)
         let storedKey = storedKey(for: resolved)
         var entries: [KeyHistoryEntry<Value>] = []
