@@ -170,6 +170,7 @@ struct Commands {
             // Opening repairs what it finds damaged; a value that verifies but does not decode
             // goes with a compaction, which keeps a copy of the snapshot first.
             try store.compact()
+            _ = try store.repairHistory()
         } catch {
             throw ToolError(.storeFailed, "\(error)")
         }

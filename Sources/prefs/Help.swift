@@ -18,6 +18,8 @@ enum Help {
           compact STORE                      fold the log into a new snapshot
           watch STORE [KEY]                  print changes as they are made, until interrupted
           schema STORE [--format json|plist] the keys the app declared: types, defaults, summaries
+          log STORE [KEY] [--since DATE]     the changes the store's history keeps, newest first
+          restore STORE KEY --to N           write back the value of KEY's Nth change in 'prefs log'
 
         STORE is a store's file path, or --standard IDENTIFIER for the standard store of the program
         with that bundle identifier or process name. KEY is namespace:name (app:theme, global:flag,
@@ -93,6 +95,22 @@ enum Help {
         "ledger":
             "usage: prefs ledger STORE [--json]\n\nPrints the migrations applied to the store: when, which, and what they did.",
         "compact": "usage: prefs compact STORE [--json]\n\nFolds the log into a new snapshot now.",
+        "log": """
+        usage: prefs log STORE [KEY] [--since DATE] [--json]
+               prefs log STORE --clear
+
+        Prints the changes the store's history keeps, newest first, one a line: when, the key, the value
+        before and after, why (write, transaction, migration, import, reset, tool, restore), and the program
+        and process that made it. Changes are numbered per key, 1 the newest, for 'prefs restore'. DATE is
+        ISO 8601 (2026-11-27, or 2026-11-27T09:30:00Z). The value before the oldest change kept is not known.
+        --clear removes the whole history and keeps every value.
+        """,
+        "restore": """
+        usage: prefs restore STORE KEY --to N [--json]
+
+        Writes back the value KEY had after its Nth change as 'prefs log STORE KEY' numbers them (1 the newest),
+        as a change of its own, which the history then shows. A change that removed the value removes it.
+        """,
         "watch": """
         usage: prefs watch STORE [KEY] [--json]
 

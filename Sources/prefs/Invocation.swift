@@ -12,10 +12,13 @@ struct Invocation {
     var namespace: String?
     var type: String?
     var format: String?
+    var since: String?
+    var to: String?
+    var clear = false
 
     /// Options that take a value, and the flags that do not.
-    private static let valued: Set<String> = ["--standard", "--namespace", "--type", "--format"]
-    private static let flags: Set<String> = ["--json", "--force", "--help", "-h"]
+    private static let valued: Set<String> = ["--standard", "--namespace", "--type", "--format", "--since", "--to"]
+    private static let flags: Set<String> = ["--json", "--force", "--clear", "--help", "-h"]
 
     init(_ arguments: [String]) throws(ToolError) {
         var rest = arguments[...]
@@ -32,6 +35,7 @@ struct Invocation {
                 switch argument {
                 case "--json": json = true
                 case "--force": force = true
+                case "--clear": clear = true
                 default: help = true
                 }
             } else if Self.valued.contains(argument) {
@@ -40,6 +44,8 @@ struct Invocation {
                 case "--standard": standard = value
                 case "--namespace": namespace = value
                 case "--type": type = value
+                case "--since": since = value
+                case "--to": to = value
                 default: format = value
                 }
             } else if argument.hasPrefix("--") {

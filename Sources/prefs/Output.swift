@@ -124,6 +124,53 @@ struct Output {
         }
     }
 
+    /// The history's changes, newest first: one line each, the way `git log --oneline` reads.
+    func history(_ lines: [(number: Int, entry: HistoryEntry, before: String?, isKnown: Bool)]) {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if json {
+            raw(
+                Self.jsonText(
+                    lines.map { line -> [String: Any] in
+                        var object: [String: Any] = [
+                            "number": line.number, "key": line.entry.key.description,
+                            "cause": Self.cause(line.entry.cause),
+                        ]
+                        object["date"] = line.entry.date.map { format.string(from: $0) }
+                        object["value"] = line.entry.valueDescription
+                        object["before"] = line.before
+                        object["program"] = line.entry.program
+                        object["processID"] = line.entry.processID.map { Int($0) }
+                        object["writeIdentifier"] = line.entry.writeIdentifier
+                        return object
+                    }))
+            return
+        }
+        if lines.isEmpty {
+            raw("No changes in the history.")
+        }
+        for line in lines {
+            let entry = line.entry
+            let date = entry.date.map { format.string(from: $0) } ?? "(no time)"
+            let before = line.isKnown ? line.before ?? "(no value)" : "?"
+            let after = entry.valueDescription ?? "(removed)"
+            let by = "\(entry.program ?? "?")[\(entry.processID.map(String.init) ?? "?")]"
+            raw("\(date)  \(entry.key) #\(line.number)  \(before) → \(after)  \(Self.cause(entry.cause))  \(by)")
+        }
+    }
+
+    private static func cause(_ cause: HistoryCause) -> String {
+        switch cause {
+        case .write: "write"
+        case .transaction: "transaction"
+        case .migration(let id): "migration '\(id)'"
+        case .import: "import"
+        case .reset: "reset"
+        case .tool: "prefs"
+        case .restore: "restore"
+        }
+    }
+
     func done(_ message: String, _ object: [String: Any]) {
         raw(json ? Self.jsonText(object) : message)
     }

@@ -25,6 +25,8 @@ func run() -> ExitCode {
         case "compact": return try commands.compact()
         case "watch": try commands.watch()
         case "schema": return try commands.schema()
+        case "log": return try commands.log()
+        case "restore": return try commands.restore()
         default:
             throw ToolError(.usage, "unknown command '\(invocation.command)'. Run 'prefs --help' for the commands.")
         }

@@ -399,12 +399,76 @@ struct PrefsToolTests {
         watcher.waitFor("app:count = 8  (from another process)")
     }
 
+    @Test func logListsTheHistoryAndRestoreWritesAChangeBack() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store[.theme] = .dark
+        store[.theme] = .light
+        store[.count] = 3
+        try store.removeValue(for: .theme)
+        let path = directory.storeURL.path
+
+        let log = try prefs(["log", path])
+        #expect(log.status == 0, "\(log.errors)")
+        let lines = log.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines[0].contains("app:theme #1  light → (removed)  write  \(CommitStamp.program)[\(getpid())]"))
+        #expect(lines[1].contains("app:count #1  ? → 3  write"))
+        #expect(lines[2].contains("app:theme #2  dark → light  write"))
+        #expect(lines[3].contains("app:theme #3  ? → dark  write"))
+        #expect(try prefs(["log", path, "count"]).output.split(separator: "\n").count == 1)
+        #expect(try prefs(["log", path, "--since", "2999-01-01"]).output == "No changes in the history.\n")
+        #expect(try prefs(["log", path, "--since", "yesterday"]).status == 2)
+        let json = try JSONSerialization.jsonObject(with: Data(try prefs(["log", path, "--json"]).output.utf8))
+        let objects = try #require(json as? [[String: Any]])
+        #expect(objects.count == 4)
+        #expect(objects.first?["before"] as? String == "light" && objects.first?["cause"] as? String == "write")
+
+        let restored = try prefs(["restore", path, "theme", "--to", "2"])
+        #expect(restored.status == 0, "\(restored.errors)")
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.theme] == .light)
+        let after = try prefs(["log", path, "theme"]).output
+        #expect(after.split(separator: "\n").first?.contains("(no value) → light  restore  prefs[") == true)
+        #expect(try prefs(["restore", path, "theme", "--to", "9"]).status == 1)
+        #expect(try prefs(["restore", path, "theme"]).status == 2)
+
+        #expect(try prefs(["log", path, "--clear"]).status == 0)
+        #expect(try prefs(["log", path]).output == "No changes in the history.\n")
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
+    }
+
+    @Test func verifyReportsADamagedHistoryAndRepairKeepsACopyAndWhatVerifies() throws {
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 512)
+        for value in 0..<100 {
+            store[.count] = value
+        }
+        try store.compact()
+        let history = directory.url.appendingPathComponent("preferences.store.history")
+        var bytes = try Data(contentsOf: history)
+        bytes[bytes.count / 2] ^= 0x10
+        try bytes.write(to: history)
+
+        let verified = try prefs(["verify", directory.storeURL.path])
+        #expect(verified.status == 1)
+        #expect(verified.output.contains("DAMAGED \(history.path)"))
+        let repaired = try prefs(["repair", directory.storeURL.path])
+        #expect(repaired.status == 0, "\(repaired.errors)")
+        #expect(repaired.output.contains("preferences.store.history.damaged-"))
+        #expect(try prefs(["verify", directory.storeURL.path]).status == 0)
+        let kept = try PreferencesStore(fileURL: directory.storeURL).history(for: .count)
+        #expect(kept.count >= 31)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 99)
+    }
+
     @Test func helpDescribesTheToolAndEachCommand() throws {
         let tool = try prefs(["--help"])
         #expect(tool.status == 0)
         #expect(tool.output.contains("Exit status"))
         for command in [
             "read", "write", "delete", "keys", "export", "import", "verify", "repair", "ledger", "compact", "watch",
+            "log", "restore",
         ] {
             let help = try prefs([command, "--help"])
             #expect(help.status == 0)

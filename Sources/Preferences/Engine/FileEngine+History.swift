@@ -181,25 +181,9 @@ extension FileEngine {
         }
         var problems: [PreferencesError] = []
         var records: [HistoryRecord] = []
-        if let file = try fileSystem.openExisting(at: historyPath, readOnly: true) {
-            let bytes = try fileSystem.contents(of: file, from: 0)
-            let contents: HistoryFile.Contents
-            do throws(UnsupportedVersion) {
-                contents = try HistoryFile.read(bytes)
-            } catch {
-                throw PreferencesError(
-                    .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
-            }
-            var undecodable = 0
-            for entry in contents.entries {
-                var reader = ByteReader(bytes, range: entry.record)
-                if let record = try? Record(payload: &reader) {
-                    records.append(HistoryRecord(generation: entry.generation, record: record))
-                } else {
-                    undecodable += 1
-                }
-            }
-            if let damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
+        if let file = try readHistoryFile() {
+            records = file.records
+            if let damage = file.damage {
                 problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
             }
         }
@@ -211,6 +195,44 @@ extension FileEngine {
             records += replay.records.map { HistoryRecord(generation: replay.generation, record: $0) }
         }
         return (Self.inCommitOrder(records), problems)
+    }
+
+    /// The history file's records that decode, in file order, and the damage found; `nil` when
+    /// there is no history file.
+    func readHistoryFile() throws(PreferencesError) -> (
+        bytes: [UInt8], records: [HistoryRecord], damage: DamageReport?
+    )? {
+        guard let file = try fileSystem.openExisting(at: historyPath, readOnly: true) else { return nil }
+        let bytes = try fileSystem.contents(of: file, from: 0)
+        let contents: HistoryFile.Contents
+        do throws(UnsupportedVersion) {
+            contents = try HistoryFile.read(bytes)
+        } catch {
+            throw PreferencesError(
+                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+        }
+        var records: [HistoryRecord] = []
+        var undecodable = 0
+        for entry in contents.entries {
+            var reader = ByteReader(bytes, range: entry.record)
+            if let record = try? Record(payload: &reader) {
+                records.append(HistoryRecord(generation: entry.generation, record: record))
+            } else {
+                undecodable += 1
+            }
+        }
+        return (bytes, records, contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil))
+    }
+
+    /// Writes the history file again with what verifies, after keeping a copy, if it is damaged:
+    /// for `prefs repair`. Call it inside ``withExclusiveAccess(_:_:)``.
+    ///
+    /// - Returns: The damage found, with where the copy was kept.
+    func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
+        guard let file = try readHistoryFile(), file.damage != nil else { return [] }
+        var problems: [PreferencesError] = []
+        try rewriteHistory(file.bytes, appending: [], erasing: [], flushesToDisk, &problems)
+        return problems
     }
 
     /// Each record once, in commit order, with the program its process last named in its log.

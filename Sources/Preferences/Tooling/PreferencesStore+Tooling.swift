@@ -45,6 +45,23 @@ extension PreferencesStore {
         }
     }
 
+    /// Writes the history file again with what verifies, keeping a copy first, if it is damaged.
+    ///
+    /// - Returns: The damage found, with where the copy was kept; empty if there was none.
+    package func repairHistory() throws -> [PreferencesError] {
+        guard let engine = backend as? FileEngine else { return [] }
+        return try withWriteLock {
+            try withExclusiveAccess { try engine.repairHistory(flushesToDisk: durability == .synchronous) }
+        }
+    }
+
+    /// Writes what a change in the history stored back to its key, as a change of its own whose
+    /// cause is a restore: `prefs restore`, which knows no key's type.
+    package func restoreStoredValue(of entry: HistoryEntry) throws {
+        try commit(
+            [PendingChange(key: resolvedKey(for: entry.key), value: entry.stored, valueType: nil)], cause: .restore)
+    }
+
     /// Calls `handler` after each commit that changes any key outside the reserved namespaces,
     /// until the returned observation is cancelled or released.
     package func observeEveryKey(handler: @escaping @Sendable (PreferencesChange) -> Void) -> PreferencesObservation {

@@ -15,7 +15,7 @@ package struct StoreVerification: Sendable {
 
     package var isDamaged: Bool { !damage.isEmpty }
 
-    /// Checks every checksum and record of the store at `fileURL`, under a shared lock if other
+    /// Checks every checksum and record of the store at `fileURL` and of its history, under a shared lock if other
     /// processes use it; creates, repairs and copies nothing.
     ///
     /// - Throws: A ``PreferencesError`` if a file cannot be read or was written by a newer version.
@@ -35,7 +35,7 @@ package struct StoreVerification: Sendable {
         )
         let loaded = try engine.load(readOnly: true, acknowledged: lock?.acknowledged)
         var files: [(String, Int)] = []
-        for file in [path, engine.logPath] {
+        for file in [path, engine.logPath, engine.historyPath] {
             if let size = try fileSystem.fileSize(at: file) {
                 files.append((file, size))
             }
@@ -46,6 +46,9 @@ package struct StoreVerification: Sendable {
         if let unreadable = entries.takeInSnapshot() {
             let report = DamageReport.unreadableValues(at: unreadable.ranges, besides: entries.countUpperBound)
             damage.append((path, report.description))
+        }
+        if let history = try engine.readHistoryFile(), let report = history.damage {
+            damage.append((engine.historyPath, report.description))
         }
         let keys = entries.all.keys
         return StoreVerification(
