@@ -224,8 +224,9 @@ extension FileEngine {
         return (bytes, records, contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil))
     }
 
-    /// Writes the history file again with what verifies, after keeping a copy, if it is damaged:
-    /// for `prefs repair`. Call it inside ``withExclusiveAccess(_:_:)``.
+    /// Writes the history file again with what verifies, after keeping a copy, if it is damaged.
+    ///
+    /// For `prefs repair`; call it inside ``withExclusiveAccess(_:_:)``.
     ///
     /// - Returns: The damage found, with where the copy was kept.
     func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
