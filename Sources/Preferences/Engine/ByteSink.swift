@@ -29,6 +29,9 @@ protocol FrameSink: ByteSink {
 
 extension ByteSink {
     /// LEB128: seven bits a byte, low bits first.
+    ///
+    /// Inlined: a commit's record holds two or three, nearly always of one byte.
+    @inline(__always)
     mutating func appendVarint(_ value: Int) {
         var remaining = UInt64(value)
         while remaining >= 0x80 {

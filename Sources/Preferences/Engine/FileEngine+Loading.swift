@@ -67,7 +67,7 @@ extension FileEngine {
         // Files written before the store was opened to be excluded from backups: the snapshot and
         // log written from now on are excluded as they are written.
         if fileSystem.excludesStoreFilesFromBackup {
-            for file in [path, engine.logPath] where fileSystem.fileExists(at: file) {
+            for file in [path, engine.logPath, engine.historyPath] where fileSystem.fileExists(at: file) {
                 fileSystem.excludeFromBackup(file)
             }
         }

@@ -62,7 +62,7 @@ struct FileSystem: Sendable {
     /// Returns an `errno` for an operation that should fail, or `nil` to let it run.
     var fault: @Sendable (Operation, String) -> Int32? = { _, _ in nil }
 
-    /// Whether the snapshot and log the store writes are kept out of backups, as its lock file
+    /// Whether the snapshot, log and history the store writes are kept out of backups, as its lock file
     /// always is (see ``excludeFromBackup(_:)``).
     var excludesStoreFilesFromBackup = false
 
