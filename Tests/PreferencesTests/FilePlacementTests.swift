@@ -29,13 +29,14 @@ struct FilePlacementTests {
         store[.count] = 1
         try store.compact()
         let excludedPaths = operations.performed.filter { $0.0 == .excludeFromBackup }.map(\.path)
-        // The lock file always; the snapshot and the log, each written under a temporary name and
-        // renamed, only when asked.
+        // The lock file always; the snapshot, the log and the history, each written under a
+        // temporary name and renamed, only when asked.
         #expect(excludedPaths.contains(directory.lockURL.path))
         let storeFiles = excludedPaths.filter { $0 != directory.lockURL.path }
         let written = operations.performed.filter { $0.0 == .write }.map(\.path)
         if excluded {
             #expect(storeFiles.contains { $0.hasPrefix(directory.storeURL.path + ".tmp") }, "\(storeFiles)")
+            #expect(storeFiles.contains { $0.hasPrefix(directory.storeURL.path + ".history.tmp") }, "\(storeFiles)")
             #expect(storeFiles.contains { $0.hasPrefix(directory.logURL.path + ".tmp") }, "\(storeFiles)")
             #expect(Set(storeFiles).isSubset(of: Set(written)), "excluded a file it did not write")
         } else {
@@ -48,7 +49,10 @@ struct FilePlacementTests {
             _ = try PreferencesStore(
                 fileURL: directory.storeURL, excludedFromBackup: true, fileSystem: reopening.fileSystem)
             let found = reopening.performed.filter { $0.0 == .excludeFromBackup }.map(\.path)
-            #expect(Set(found) == [directory.storeURL.path, directory.logURL.path])
+            #expect(
+                Set(found) == [
+                    directory.storeURL.path, directory.logURL.path, directory.storeURL.path + ".history",
+                ])
         }
     }
 
