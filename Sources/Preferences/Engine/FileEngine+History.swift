@@ -38,39 +38,48 @@ extension FileEngine {
         }
     }
 
-    /// The log's records as history entries, and the keys of the changes left out, as a record
-    /// holds a key.
+    /// The log's records as the history file holds them, after a marker of the log's generation
+    /// (``HistoryFile``), and the keys of the changes left out, as a record holds a key.
     ///
-    /// Frames are checked again: a log repaired after damage may still hold bytes that do not verify.
+    /// Each frame is checked again, since a log repaired after damage may still hold bytes that do
+    /// not verify, then copied as it is. Written through a pointer into memory of the log's size
+    /// and a marker's, as a snapshot is: an array appended to byte by byte would cost a compaction
+    /// hundreds of instructions a record.
     static func historyEntries(
         of records: [UInt8],
         generation: UInt64
     ) -> (entries: [UInt8], erasing: Set<ArraySlice<UInt8>>) {
-        var writer = ByteWriter(capacity: records.count + records.count / 8)
         var erasing: Set<ArraySlice<UInt8>> = []
-        var position = 0
-        while position < records.count {
-            guard let payload = RecordFrame.payload(in: records, at: position, verifyChecksum: true) else {
-                position += 1
-                continue
+        let entries = [UInt8](unsafeUninitializedCapacity: records.count + 64) { buffer, count in
+            var writer = UnsafeByteWriter(UnsafeMutableRawBufferPointer(buffer))
+            HistoryFile.appendMarker(generation: generation, to: &writer)
+            var position = 0
+            while position < records.count {
+                guard let payload = RecordFrame.payload(in: records, at: position, verifyChecksum: true) else {
+                    position += 1
+                    continue
+                }
+                let frame = position..<payload.upperBound
+                position = payload.upperBound
+                guard records[payload.lowerBound] & Record.Flag.keepsNoHistory != 0 else {
+                    records.withUnsafeBytes { writer.append(UnsafeRawBufferPointer(rebasing: $0[frame])) }
+                    continue
+                }
+                // Written again without the changes kept out of history: never longer than it was.
+                var reader = ByteReader(records, range: payload)
+                guard var record = try? Record(payload: &reader) else { continue }
+                for change in record.changes where change.key.keepsNoHistory {
+                    erasing.insert(HistoryPruning.keyBytes(change.key)[...])
+                }
+                record.changes.removeAll { $0.key.keepsNoHistory }
+                if !record.changes.isEmpty {
+                    RecordFrame.append(record, to: &writer)
+                }
             }
-            position = payload.upperBound
-            guard records[payload.lowerBound] & Record.Flag.keepsNoHistory != 0 else {
-                HistoryFile.appendEntry(generation: generation, payload: records[payload], to: &writer)
-                continue
-            }
-            var reader = ByteReader(records, range: payload)
-            guard var record = try? Record(payload: &reader) else { continue }
-            for change in record.changes where change.key.keepsNoHistory {
-                erasing.insert(HistoryPruning.keyBytes(change.key)[...])
-            }
-            record.changes.removeAll { $0.key.keepsNoHistory }
-            guard !record.changes.isEmpty else { continue }
-            var encoded = ByteWriter(capacity: payload.count)
-            record.encode(into: &encoded)
-            HistoryFile.appendEntry(generation: generation, payload: encoded.bytes[...], to: &writer)
+            precondition(!writer.overflowed, "the history's frames outgrew the log's")
+            count = writer.count
         }
-        return (writer.bytes, erasing)
+        return (entries, erasing)
     }
 
     /// Appends entries to the history file, after the last whole append, then counts them in its

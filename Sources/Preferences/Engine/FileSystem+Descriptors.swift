@@ -73,7 +73,12 @@ extension FileSystem {
     }
 
     /// The bytes of the file from `offset` to its end, or the first `limit` of them.
+    ///
+    /// With a limit, read straight into an array of that size; without one, in chunks to the end.
     func contents(of file: OpenFile, from offset: Int, limit: Int = .max) throws(PreferencesError) -> [UInt8] {
+        if limit < .max {
+            return try contents(of: file, from: offset, upTo: limit)
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit))
         var position = offset
@@ -86,6 +91,31 @@ extension FileSystem {
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<min(Int(count), limit - bytes.count)])
             position += Int(count)
+        }
+        return bytes
+    }
+
+    /// The first `limit` bytes of the file from `offset`, or fewer if it ends first.
+    private func contents(of file: OpenFile, from offset: Int, upTo limit: Int) throws(PreferencesError) -> [UInt8] {
+        var failure: PreferencesError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(limit, 0)) { buffer, count in
+            while count < limit {
+                do throws(PreferencesError) {
+                    let read = try check(.read, file.path) {
+                        Int32(
+                            clamping: pread(
+                                file.descriptor, buffer.baseAddress! + count, limit - count, off_t(offset + count)))
+                    }
+                    if read == 0 { return }
+                    count += Int(read)
+                } catch {
+                    failure = error
+                    return
+                }
+            }
+        }
+        if let failure {
+            throw failure
         }
         return bytes
     }

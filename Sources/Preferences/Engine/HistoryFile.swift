@@ -5,13 +5,19 @@
 ///
 /// ```
 ///  0  header   40 bytes  a ``FileHeader`` of kind history; bodyLength: where the last whole append ends
-/// 40  entries            one frame (``RecordFrame``) per record: generation: varint, then the record's
-///                        payload as the log held it
+/// 40  frames             framed (``RecordFrame``): a marker naming the generation of the log the
+///                        records after it were committed to, then those records' frames as the log
+///                        held them; then the next marker, and so on
 /// ```
 ///
-/// Compaction appends the log's records, then writes the header's new body length: bytes past the
-/// length the header gives are an append a crash cut short, whose records the log still holds,
-/// and are written over. The header is written in place, after the entries it counts.
+/// A marker's payload is 16 bytes: `89 48 49 53 54 00 00 00`, then the generation as a `UInt64`,
+/// little-endian. No record is 16 bytes and begins so: flags `0x89` say a write identifier comes
+/// first, and a length of `0x48` (72) does not fit.
+///
+/// Compaction appends a marker and the log's frames, copied as they are, then writes the header's
+/// new body length: bytes past the length the header gives are an append a crash cut short, whose
+/// records the log still holds, and are written over. The header is written in place, after the
+/// frames it counts.
 ///
 /// The same record may be in the file twice: a compaction that appended it and then failed leaves
 /// it in the log, and the next compaction appends it again. A record is known by its log's
@@ -22,9 +28,13 @@ enum HistoryFile {
         var generation: UInt64
         /// The whole frame.
         var frame: Range<Int>
-        /// The record's payload, after the generation.
+        /// The record's payload.
         var record: Range<Int>
     }
+
+    /// What a marker's payload begins with.
+    private static let markerPrefix: [UInt8] = [0x89, 0x48, 0x49, 0x53, 0x54, 0, 0, 0]
+    private static let markerSize = 16
 
     /// What a history file holds, and how it was damaged if it was.
     struct Contents {
@@ -38,12 +48,20 @@ enum HistoryFile {
         FileHeader(kind: .history, generation: 0, bodyLength: UInt64(bodyLength)).encoded()
     }
 
-    /// Appends one entry, framed: a record of the log of `generation`, its payload as the log held it.
-    static func appendEntry(generation: UInt64, payload: ArraySlice<UInt8>, to writer: inout ByteWriter) {
+    /// Appends a marker: the frames after it are records of the log of `generation`.
+    static func appendMarker(generation: UInt64, to writer: inout some FrameSink) {
         RecordFrame.appendFrame(to: &writer) { writer in
-            writer.appendVarint(Int(generation))
-            writer.append(contentsOf: payload)
+            markerPrefix.withUnsafeBytes { writer.append($0) }
+            writer.append(generation)
         }
+    }
+
+    /// The generation a marker names, if the payload at `payload` is one.
+    private static func generation(ofMarkerAt payload: Range<Int>, in bytes: [UInt8]) -> UInt64? {
+        guard payload.count == markerSize, bytes[payload.prefix(markerPrefix.count)].elementsEqual(markerPrefix)
+        else { return nil }
+        var reader = ByteReader(bytes, range: (payload.lowerBound + markerPrefix.count)..<payload.upperBound)
+        return try? reader.readUInt64()
     }
 
     /// Where the entries of a file whose header reads `header` end, if it verifies.
@@ -81,14 +99,22 @@ enum HistoryFile {
         var damaged: [Range<Int>] = []
         var damageStart: Int? = reason == nil ? nil : 0
         var position = min(FileHeader.size, bytes.count)
+        // Records before any marker (only damage can leave them so) are of no known log.
+        var generation: UInt64 = 0
         while position < end {
-            if let entry = entry(in: bytes, at: position, before: end) {
+            if let payload = RecordFrame.payload(in: bytes, at: position, verifyChecksum: true),
+                payload.upperBound <= end
+            {
                 if let start = damageStart {
                     damaged.append(start..<position)
                     damageStart = nil
                 }
-                entries.append(entry)
-                position = entry.frame.upperBound
+                if let marked = Self.generation(ofMarkerAt: payload, in: bytes) {
+                    generation = marked
+                } else {
+                    entries.append(Entry(generation: generation, frame: position..<payload.upperBound, record: payload))
+                }
+                position = payload.upperBound
             } else {
                 damageStart = damageStart ?? position
                 position += 1
@@ -107,15 +133,4 @@ enum HistoryFile {
         return Contents(bytes: bytes, entries: entries, damage: damage)
     }
 
-    /// The entry framed at `offset`, if its frame verifies within `end` and holds a generation.
-    private static func entry(in bytes: [UInt8], at offset: Int, before end: Int) -> Entry? {
-        guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: true),
-            payload.upperBound <= end
-        else { return nil }
-        var reader = ByteReader(bytes, range: payload)
-        guard let generation = try? reader.readVarint(), !reader.isAtEnd else { return nil }
-        return Entry(
-            generation: UInt64(generation), frame: offset..<payload.upperBound,
-            record: reader.position..<payload.upperBound)
-    }
 }

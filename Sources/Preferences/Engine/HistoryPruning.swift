@@ -46,6 +46,7 @@ struct HistoryPruning {
         var written: [ProcessInLog: String] = [:]
         var next = kept.makeIterator()
         var nextKept = next.next()
+        var markedGeneration: UInt64?
         for (index, summary) in summaries.enumerated() {
             let process = summary.processID.map { ProcessInLog(generation: summary.entry.generation, processID: $0) }
             if let process, let program = summary.program {
@@ -53,6 +54,10 @@ struct HistoryPruning {
             }
             guard index == nextKept else { continue }
             nextKept = next.next()
+            if markedGeneration != summary.entry.generation {
+                HistoryFile.appendMarker(generation: summary.entry.generation, to: &writer)
+                markedGeneration = summary.entry.generation
+            }
             var program: String?
             if let process, let known = programs[process], written[process] != known {
                 written[process] = known
@@ -108,9 +113,7 @@ struct HistoryPruning {
         if let program {
             record.stamp.program = program
         }
-        var payload = ByteWriter(capacity: summary.entry.record.count + 64)
-        record.encode(into: &payload)
-        HistoryFile.appendEntry(generation: summary.entry.generation, payload: payload.bytes[...], to: &writer)
+        RecordFrame.append(record, to: &writer)
     }
 
     /// A key as a record holds it: both strings, length-prefixed.
