@@ -128,7 +128,7 @@ extension FileEngine {
             try fileSystem.synchronize(file)
         }
         if bodyLength > 2 * historyRetention.maximumBytes || !erasing.isEmpty {
-            let bytes = try fileSystem.contents(of: file, from: 0)
+            let bytes = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size + bodyLength)
             try rewriteHistory(bytes, appending: [], erasing: erasing, flushesToDisk, &problems)
         }
     }
@@ -146,7 +146,7 @@ extension FileEngine {
         // verify, or counts more than the file holds, and is scanned to its end.
         let contents: HistoryFile.Contents
         do throws(UnsupportedVersion) {
-            contents = try HistoryFile.read(bytes + entries)
+            contents = try HistoryFile.read(entries.isEmpty ? bytes : bytes + entries)
         } catch {
             throw PreferencesError(
                 .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))

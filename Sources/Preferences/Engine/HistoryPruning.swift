@@ -1,18 +1,59 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Rewrites a history file within its limits: the last changes of each key, at most so many
 /// bytes in all, nothing of the keys to erase, and each record once.
 ///
-/// Reads each record only as far as its keys and stamp: pruning runs within a compaction, and a
-/// full decode of every record would cost it several times more. Records are kept or dropped
-/// whole, newest first: a record is kept while one of its keys has fewer than
-/// ``HistoryRetention/changesPerKey`` newer changes kept, and the kept records fit in
+/// Records are kept or dropped whole, newest first: a record is kept while one of its keys has
+/// fewer than ``HistoryRetention/changesPerKey`` newer changes kept, and the kept records fit in
 /// ``HistoryRetention/maximumBytes``. A record kept is copied as it is, but for two cases, which
 /// are decoded and written again: one that changes a key to erase besides others (without that
 /// key's change), and the first kept of a process in a log when the record that named the
 /// process's program was dropped (with the program's name).
+///
+/// Pruning runs within a compaction, over a file of up to twice its limit, so it reads each record
+/// only as far as its stamp and keys, and knows a key by its bytes where the file holds them: a
+/// full decode, or a copy of each key, cost a compaction ten times as much.
 struct HistoryPruning {
     let retention: HistoryRetention
     /// Keys whose changes go, as a record holds a key: both strings, length-prefixed.
     let erasing: Set<ArraySlice<UInt8>>
+
+    /// A key as the file holds it, where it holds it, with its bytes' hash.
+    ///
+    /// Valid only while the file's bytes are: inside ``prune(_:)``.
+    private struct KeyBytes: Hashable {
+        let start: UnsafeRawPointer
+        let count: Int
+        let hash: Int
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            start = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+            count = bytes.count
+            // FNV-1a: a key is a few dozen bytes, which a seeded `Hasher` takes several times
+            // longer over; the dictionary still runs its own hash over this one.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            }
+            self.hash = Int(truncatingIfNeeded: hash)
+        }
+
+        static func == (lhs: KeyBytes, rhs: KeyBytes) -> Bool {
+            lhs.hash == rhs.hash && lhs.count == rhs.count && memcmp(lhs.start, rhs.start, lhs.count) == 0
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+
+        var array: ArraySlice<UInt8> { ArraySlice(UnsafeRawBufferPointer(start: start, count: count)) }
+    }
 
     /// What pruning needs of a record.
     private struct Summary {
@@ -20,24 +61,96 @@ struct HistoryPruning {
         var sequence: UInt64?
         var processID: Int32?
         var program: String?
-        var keys: [ArraySlice<UInt8>]
+        /// Where its keys' numbers lie in ``Keys/ofRecords``.
+        var keys: Range<Int>
+    }
+
+    /// Every record's keys, each numbered once: counting a key's changes is then an array's
+    /// element, not a lookup of its bytes.
+    private struct Keys {
+        /// Each distinct key, by its number.
+        var distinct: [KeyBytes] = []
+        var numbers: [KeyBytes: Int] = [:]
+        /// The numbers of each record's keys, in record order.
+        var ofRecords: [Int] = []
+
+        mutating func add(_ key: KeyBytes) {
+            if let number = numbers[key] {
+                ofRecords.append(number)
+            } else {
+                numbers[key] = distinct.count
+                ofRecords.append(distinct.count)
+                distinct.append(key)
+            }
+        }
     }
 
     /// A new history file holding what `contents` keeps, and how many records were dropped as
     /// not decoding (damage the caller reports).
     func prune(_ contents: HistoryFile.Contents) -> (file: [UInt8], undecodable: Int) {
-        let bytes = contents.bytes
-        var summaries: [Summary] = []
-        summaries.reserveCapacity(contents.entries.count)
-        var undecodable = 0
-        for entry in contents.entries {
-            if let summary = Self.summary(of: entry, in: bytes) {
-                summaries.append(summary)
-            } else {
-                undecodable += 1
+        contents.bytes.withUnsafeBytes { buffer in
+            var summaries: [Summary] = []
+            var keys = Keys()
+            summaries.reserveCapacity(contents.entries.count)
+            keys.ofRecords.reserveCapacity(contents.entries.count)
+            var undecodable = 0
+            for entry in contents.entries {
+                if let summary = Self.summary(of: entry, in: contents.bytes, buffer, keys: &keys) {
+                    summaries.append(summary)
+                } else {
+                    undecodable += 1
+                }
             }
+            let erased = keys.distinct.map { !erasing.isEmpty && erasing.contains($0.array) }
+            let kept = select(summaries, keys, erased: erased)
+            return (write(kept, of: summaries, keys, erased: erased, contents.bytes, buffer), undecodable)
         }
-        let kept = select(summaries)
+    }
+
+    /// The indices of the records to keep, in file order.
+    private func select(_ summaries: [Summary], _ keys: Keys, erased: [Bool]) -> [Int] {
+        var kept: [Int] = []
+        var counts = [Int](repeating: 0, count: keys.distinct.count)
+        // A record appended twice (by a compaction that failed after appending, then again) is the
+        // same generation's numbers again, older in the file: at or above the least number seen of
+        // it. The file holds one generation after another, so the last one's is kept at hand.
+        var leastSequence: [UInt64: UInt64] = [:]
+        var current: (generation: UInt64, least: UInt64)?
+        var bytes = 0
+        for index in summaries.indices.reversed() {
+            if let sequence = summaries[index].sequence {
+                let generation = summaries[index].entry.generation
+                if current?.generation != generation {
+                    if let current {
+                        leastSequence[current.generation] = current.least
+                    }
+                    current = (generation, leastSequence[generation] ?? .max)
+                }
+                guard sequence < current?.least ?? .max else { continue }
+                current?.least = sequence
+            }
+            var wanted = false
+            for number in keys.ofRecords[summaries[index].keys] where !erased[number] {
+                wanted = wanted || counts[number] < retention.changesPerKey
+                counts[number] += 1
+            }
+            guard wanted else { continue }
+            bytes += summaries[index].entry.frame.count
+            guard bytes <= retention.maximumBytes else { break }
+            kept.append(index)
+        }
+        return kept.reversed()
+    }
+
+    /// The new file: its header, and each kept record after a marker of its generation.
+    private func write(
+        _ kept: [Int],
+        of summaries: [Summary],
+        _ keys: Keys,
+        erased: [Bool],
+        _ bytes: [UInt8],
+        _ buffer: UnsafeRawBufferPointer
+    ) -> [UInt8] {
         var writer = ByteWriter(capacity: FileHeader.size + kept.reduce(0) { $0 + summaries[$1].entry.frame.count })
         writer.append(contentsOf: HistoryFile.header(bodyLength: 0))
         // Programs in file order: the name a process last gave in each log, and the one the new
@@ -47,12 +160,13 @@ struct HistoryPruning {
         var next = kept.makeIterator()
         var nextKept = next.next()
         var markedGeneration: UInt64?
-        for (index, summary) in summaries.enumerated() {
-            let process = summary.processID.map { ProcessInLog(generation: summary.entry.generation, processID: $0) }
-            if let process, let program = summary.program {
-                programs[process] = program
+        for index in summaries.indices {
+            if let program = summaries[index].program, let processID = summaries[index].processID {
+                programs[ProcessInLog(generation: summaries[index].entry.generation, processID: processID)] = program
             }
             guard index == nextKept else { continue }
+            let summary = summaries[index]
+            let process = summary.processID.map { ProcessInLog(generation: summary.entry.generation, processID: $0) }
             nextKept = next.next()
             if markedGeneration != summary.entry.generation {
                 HistoryFile.appendMarker(generation: summary.entry.generation, to: &writer)
@@ -63,43 +177,16 @@ struct HistoryPruning {
                 written[process] = known
                 program = summary.program == nil ? known : nil
             }
-            let erases = summary.keys.contains { erasing.contains($0) }
+            let erases = keys.ofRecords[summary.keys].contains { erased[$0] }
             guard program != nil || erases else {
-                writer.append(contentsOf: bytes[summary.entry.frame])
+                writer.append(UnsafeRawBufferPointer(rebasing: buffer[summary.entry.frame]))
                 continue
             }
             rewrite(summary, in: bytes, naming: program, to: &writer)
         }
         var file = writer.bytes
         file.replaceSubrange(0..<FileHeader.size, with: HistoryFile.header(bodyLength: file.count - FileHeader.size))
-        return (file, undecodable)
-    }
-
-    /// The indices of the records to keep, in file order.
-    private func select(_ summaries: [Summary]) -> [Int] {
-        var kept: [Int] = []
-        var counts: [ArraySlice<UInt8>: Int] = [:]
-        var seen: Set<RecordIdentity> = []
-        var bytes = 0
-        for index in summaries.indices.reversed() {
-            let summary = summaries[index]
-            if let sequence = summary.sequence,
-                !seen.insert(RecordIdentity(generation: summary.entry.generation, sequence: sequence)).inserted
-            {
-                continue
-            }
-            var wanted = false
-            for key in summary.keys where !erasing.contains(key) {
-                let count = counts[key, default: 0]
-                counts[key] = count + 1
-                wanted = wanted || count < retention.changesPerKey
-            }
-            guard wanted else { continue }
-            bytes += summary.entry.frame.count
-            guard bytes <= retention.maximumBytes else { break }
-            kept.append(index)
-        }
-        return kept.reversed()
+        return file
     }
 
     /// Writes the record again: without the changes of keys to erase, and naming `program` if given.
@@ -124,19 +211,24 @@ struct HistoryPruning {
         return writer.bytes
     }
 
-    /// Reads a record as far as pruning needs; `nil` if it does not decode that far.
-    private static func summary(of entry: HistoryFile.Entry, in bytes: [UInt8]) -> Summary? {
+    /// Reads a record as far as pruning needs, adding its keys to `keys`; `nil` if it does not
+    /// decode that far.
+    private static func summary(
+        of entry: HistoryFile.Entry,
+        in bytes: [UInt8],
+        _ buffer: UnsafeRawBufferPointer,
+        keys: inout Keys
+    ) -> Summary? {
         var reader = ByteReader(bytes, range: entry.record)
+        let first = keys.ofRecords.count
         do throws(FormatError) {
             let header = try Record.readHeader(&reader)
-            var keys: [ArraySlice<UInt8>] = []
-            keys.reserveCapacity(header.changeCount)
             for index in 0..<header.changeCount {
                 let operation = try reader.readByte() & 0x7F
                 let start = reader.position
                 _ = try reader.skipLengthPrefixedString()
                 let name = try reader.skipLengthPrefixedString()
-                keys.append(bytes[start..<name.range.upperBound])
+                keys.add(KeyBytes(UnsafeRawBufferPointer(rebasing: buffer[start..<name.range.upperBound])))
                 // The last change's value runs to the end; another's must be read to find the next.
                 if operation == 1 && index < header.changeCount - 1 {
                     _ = try StoredValue(from: &reader)
@@ -144,8 +236,10 @@ struct HistoryPruning {
             }
             return Summary(
                 entry: entry, sequence: header.sequence, processID: header.stamp.processID,
-                program: header.stamp.program, keys: keys)
+                program: header.stamp.program, keys: first..<keys.ofRecords.count)
         } catch {
+            // Its keys stay numbered; numbers no record refers to count nothing.
+            keys.ofRecords.removeSubrange(first...)
             return nil
         }
     }
