@@ -1,5 +1,5 @@
 // A libFuzzer target over the decoders that read bytes from disk: the snapshot, its index, the log,
-// and a bare record payload. Built together with the library's sources as one module by Fuzz/run.sh,
+// a bare record payload, and the history file with its pruning. Built together with the library's sources as one module by Fuzz/run.sh,
 // so that it reaches the internal decoders. Any crash, hang or sanitizer report is a bug.
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -41,5 +41,13 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = try? LogFile.replay(bytes)
     var reader = ByteReader(bytes, range: 0..<bytes.count)
     _ = try? Record(payload: &reader)
+    // Read as a history file, then pruned: what pruning writes must verify, and hold no record
+    // the input did not.
+    if let history = try? HistoryFile.read(bytes) {
+        let retention = HistoryRetention(changesPerKey: 2, maximumBytes: 4_096)
+        let pruned = HistoryPruning(retention: retention, erasing: []).prune(history)
+        let reread = try? HistoryFile.read(pruned.file)
+        precondition(reread?.damage == nil && (reread?.entries.count ?? .max) <= history.entries.count)
+    }
     return 0
 }

@@ -2,8 +2,8 @@ import Foundation
 import Preferences
 
 // A tour of the library: migrations that run once, keys of each kind, one transaction per
-// launch, values that are still there next time, and launch arguments that override them for one
-// run. Run it twice, then once with an override.
+// launch, values that are still there next time, the history of a key's changes, and launch
+// arguments that override values for one run. Run it twice, then once with an override.
 //
 //     swift run preferences-demo [--store PATH] [-zoomPercent 150]
 //     swift run preferences-demo --watch [--store PATH]   (prints changes as other runs make them)
@@ -132,6 +132,13 @@ do {
     // Stored or not, a launch argument such as `-zoomPercent 150` wins for this run.
     print("zoomPercent: \(store[.zoomPercent]) (from the \(store.source(of: .zoomPercent)))")
     print("Stored keys: \(store.storedKeys().map(\.description).joined(separator: ", "))")
+    // Each launch's change to the appearance, kept across compactions: `prefs log` shows it too.
+    print("Last changes to appearance (newest first):")
+    for change in try store.history(for: .appearance).prefix(3) {
+        let value = if case .value(let appearance) = change.value { appearance.rawValue } else { "(removed)" }
+        let when = change.date.map { ISO8601DateFormatter().string(from: $0) } ?? "(no time)"
+        print("  \(when)  \(value)  (\(change.cause), \(change.entry.program ?? "?")[\(change.entry.processID ?? 0)])")
+    }
     print("Run me again: the launch count goes up.")
 } catch {
     FileHandle.standardError.write(Data("preferences-demo: \(error)\n".utf8))

@@ -6,7 +6,8 @@ import Testing
 /// Every input the fuzzer kept (`Fuzz/corpus`) and every crasher it found (`Fuzz/crashers`),
 /// through the same decoders and checks as `Fuzz/FuzzDecoders.swift`: none may crash, and what
 /// decodes cleanly must encode back to the same bytes, each entry found by looking it up, and the
-/// changes between an input's halves, read as two snapshot bodies, those comparing every entry finds.
+/// changes between an input's halves, read as two snapshot bodies, those comparing every entry finds;
+/// and each input read as a history file and pruned must give a history that verifies.
 struct FuzzRegressionTests {
     static let inputs: [URL] = {
         let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -26,6 +27,7 @@ struct FuzzRegressionTests {
         var clean = 0
         var indexed = 0
         var compared = 0
+        var pruned = 0
         for input in Self.inputs {
             let bytes = Array(try Data(contentsOf: input))
             if let contents = try? SnapshotFile.decode(bytes), contents.damage == nil {
@@ -62,7 +64,17 @@ struct FuzzRegressionTests {
             _ = try? LogFile.replay(bytes)
             var reader = ByteReader(bytes, range: 0..<bytes.count)
             _ = try? Record(payload: &reader)
+            if let history = try? HistoryFile.read(bytes) {
+                let retention = HistoryRetention(changesPerKey: 2, maximumBytes: 4_096)
+                let rewritten = HistoryPruning(retention: retention, erasing: []).prune(history)
+                let reread = try? HistoryFile.read(rewritten.file)
+                #expect(
+                    reread?.damage == nil, "\(input.lastPathComponent): pruning wrote a history that does not verify")
+                #expect((reread?.entries.count ?? .max) <= history.entries.count, "\(input.lastPathComponent)")
+                pruned += 1
+            }
         }
+        #expect(pruned > 0, "no input was read as a history; the pruning check never ran")
         #expect(clean > 0, "no input is a clean snapshot; the round-trip check never ran")
         #expect(indexed > 0, "no input is an indexable body; the lookup check never ran")
         #expect(compared > 0, "no input has two indexable halves; the check of changes never ran")

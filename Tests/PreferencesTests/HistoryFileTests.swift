@@ -98,6 +98,33 @@ import Testing
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A compaction that appended to the history and then failed leaves its records in the log,
+    /// and the next appends them again: readers and pruning keep each record once.
+    @Test func recordsAppendedTwiceAreKeptOnce() throws {
+        let directory = try storeWithHistory()
+        let bytes = try [UInt8](Data(contentsOf: historyURL(directory)))
+        let once = try HistoryFile.read(bytes)
+        // The whole body again, as a second append of the same logs' records would leave it.
+        var twice = bytes + bytes[FileHeader.size...]
+        twice.replaceSubrange(
+            0..<FileHeader.size, with: HistoryFile.header(bodyLength: twice.count - FileHeader.size))
+        try Data(twice).write(to: historyURL(directory))
+        #expect(try HistoryFile.read(twice).entries.count == 2 * once.entries.count)
+
+        let store = try store(directory)
+        #expect(values(try store.history(for: .count)) == Array((168..<200).reversed()))
+        let pruned = HistoryPruning(retention: .standard, erasing: []).prune(try HistoryFile.read(twice))
+        #expect(pruned.undecodable == 0)
+        let kept = try HistoryFile.read(pruned.file)
+        #expect(kept.damage == nil)
+        #expect(kept.entries.count == HistoryRetention.standard.changesPerKey)
+        let sequences = kept.entries.map { entry -> UInt64? in
+            var reader = ByteReader(pruned.file, range: entry.record)
+            return try? Record(payload: &reader).sequence
+        }
+        #expect(Set(zip(kept.entries.map(\.generation), sequences).map { "\($0)-\($1 ?? 0)" }).count == sequences.count)
+    }
+
     @Test func noFlippedBitGoesUnnoticedOrStopsTheReader() throws {
         let directory = try storeWithHistory()
         let bytes = try [UInt8](Data(contentsOf: historyURL(directory)))

@@ -42,6 +42,9 @@ struct KillHarnessTests {
                     || values == NumberedWrites.expectedValues(afterWrites: acknowledged + 1),
                 "round \(round): \(acknowledged) writes acknowledged, store holds \(values)"
             )
+            // The history too: an append or a pruning cut short by the kill is not damage.
+            let history = try store.history()
+            #expect(!history.isEmpty || acknowledged == 0, "round \(round): no history of \(acknowledged) writes")
             #expect(store.errorChannel.takeBacklog().isEmpty, "round \(round) reported damage")
             #expect(!(try directory.fileNames().contains { $0.contains(".tmp-") }), "a temporary file outlived opening")
         }

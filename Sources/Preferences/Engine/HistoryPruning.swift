@@ -27,7 +27,7 @@ struct HistoryPruning {
     /// A key as the file holds it, where it holds it, with its bytes' hash.
     ///
     /// Valid only while the file's bytes are: inside ``prune(_:)``.
-    private struct KeyBytes: Hashable {
+    private struct KeyBytes: Equatable {
         let start: UnsafeRawPointer
         let count: Int
         let hash: Int
@@ -35,8 +35,7 @@ struct HistoryPruning {
         init(_ bytes: UnsafeRawBufferPointer) {
             start = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
             count = bytes.count
-            // FNV-1a: a key is a few dozen bytes, which a seeded `Hasher` takes several times
-            // longer over; the dictionary still runs its own hash over this one.
+            // FNV-1a: a key is a few dozen bytes, which a seeded `Hasher` takes several times longer over.
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in bytes {
                 hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
@@ -46,10 +45,6 @@ struct HistoryPruning {
 
         static func == (lhs: KeyBytes, rhs: KeyBytes) -> Bool {
             lhs.hash == rhs.hash && lhs.count == rhs.count && memcmp(lhs.start, rhs.start, lhs.count) == 0
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(hash)
         }
 
         var array: ArraySlice<UInt8> { ArraySlice(UnsafeRawBufferPointer(start: start, count: count)) }
@@ -67,59 +62,100 @@ struct HistoryPruning {
 
     /// Every record's keys, each numbered once: counting a key's changes is then an array's
     /// element, not a lookup of its bytes.
+    ///
+    /// Keys are found in a table of their own, open-addressed by the bytes' hash: a `Dictionary`
+    /// would seed and run a `Hasher` at every record.
     private struct Keys {
         /// Each distinct key, by its number.
         var distinct: [KeyBytes] = []
-        var numbers: [KeyBytes: Int] = [:]
-        /// The numbers of each record's keys, in record order.
+        /// Whether each distinct key, by its number, is one to erase.
+        var erased: [Bool] = []
+        /// How many of each distinct key's changes were kept, by its number.
+        var counts: [Int] = []
+        /// The numbers of each record's keys, in the order the records were read.
         var ofRecords: [Int] = []
+        /// Each slot a key's number plus one, or zero: a power of two at least twice the keys.
+        private var slots = [Int](repeating: 0, count: 1024)
+        let erasing: Set<ArraySlice<UInt8>>
+
+        init(erasing: Set<ArraySlice<UInt8>>) {
+            self.erasing = erasing
+        }
 
         mutating func add(_ key: KeyBytes) {
-            if let number = numbers[key] {
-                ofRecords.append(number)
-            } else {
-                numbers[key] = distinct.count
-                ofRecords.append(distinct.count)
-                distinct.append(key)
+            if 2 * distinct.count >= slots.count {
+                grow()
+            }
+            let mask = slots.count - 1
+            var slot = key.hash & mask
+            while slots[slot] != 0 {
+                let number = slots[slot] - 1
+                if distinct[number] == key {
+                    ofRecords.append(number)
+                    return
+                }
+                slot = (slot + 1) & mask
+            }
+            slots[slot] = distinct.count + 1
+            ofRecords.append(distinct.count)
+            distinct.append(key)
+            counts.append(0)
+            erased.append(!erasing.isEmpty && erasing.contains(key.array))
+        }
+
+        private mutating func grow() {
+            slots = [Int](repeating: 0, count: 2 * slots.count)
+            let mask = slots.count - 1
+            for (number, key) in distinct.enumerated() {
+                var slot = key.hash & mask
+                while slots[slot] != 0 {
+                    slot = (slot + 1) & mask
+                }
+                slots[slot] = number + 1
             }
         }
     }
 
     /// A new history file holding what `contents` keeps, and how many records were dropped as
     /// not decoding (damage the caller reports).
+    ///
+    /// Records are read newest first, and only as far back as the limits keep them: those older
+    /// than the byte limit are dropped unread, but for the name of a program, which a record's
+    /// flags say it holds.
     func prune(_ contents: HistoryFile.Contents) -> (file: [UInt8], undecodable: Int) {
         contents.bytes.withUnsafeBytes { buffer in
-            var summaries: [Summary] = []
-            var keys = Keys()
-            summaries.reserveCapacity(contents.entries.count)
-            keys.ofRecords.reserveCapacity(contents.entries.count)
+            var summaries = [Summary?](repeating: nil, count: contents.entries.count)
+            var keys = Keys(erasing: erasing)
             var undecodable = 0
-            for entry in contents.entries {
-                if let summary = Self.summary(of: entry, in: contents.bytes, buffer, keys: &keys) {
-                    summaries.append(summary)
-                } else {
-                    undecodable += 1
-                }
-            }
-            let erased = keys.distinct.map { !erasing.isEmpty && erasing.contains($0.array) }
-            let kept = select(summaries, keys, erased: erased)
-            return (write(kept, of: summaries, keys, erased: erased, contents.bytes, buffer), undecodable)
+            let kept = select(contents, buffer, &summaries, &keys, &undecodable)
+            return (write(kept, of: contents, summaries, keys, buffer), undecodable)
         }
     }
 
-    /// The indices of the records to keep, in file order.
-    private func select(_ summaries: [Summary], _ keys: Keys, erased: [Bool]) -> [Int] {
+    /// The indices of the records to keep, in file order, reading each record it comes to.
+    private func select(
+        _ contents: HistoryFile.Contents,
+        _ buffer: UnsafeRawBufferPointer,
+        _ summaries: inout [Summary?],
+        _ keys: inout Keys,
+        _ undecodable: inout Int
+    ) -> [Int] {
         var kept: [Int] = []
-        var counts = [Int](repeating: 0, count: keys.distinct.count)
         // A record appended twice (by a compaction that failed after appending, then again) is the
         // same generation's numbers again, older in the file: at or above the least number seen of
         // it. The file holds one generation after another, so the last one's is kept at hand.
         var leastSequence: [UInt64: UInt64] = [:]
         var current: (generation: UInt64, least: UInt64)?
         var bytes = 0
-        for index in summaries.indices.reversed() {
-            if let sequence = summaries[index].sequence {
-                let generation = summaries[index].entry.generation
+        for index in contents.entries.indices.reversed() {
+            guard let summary = Self.summary(of: contents.entries[index], in: contents.bytes, buffer, keys: &keys)
+            else {
+                undecodable += 1
+                continue
+            }
+            summaries[index] = summary
+            if let sequence = summary.sequence {
+                let generation = summary.entry.generation
                 if current?.generation != generation {
                     if let current {
                         leastSequence[current.generation] = current.least
@@ -130,12 +166,14 @@ struct HistoryPruning {
                 current?.least = sequence
             }
             var wanted = false
-            for number in keys.ofRecords[summaries[index].keys] where !erased[number] {
-                wanted = wanted || counts[number] < retention.changesPerKey
-                counts[number] += 1
+            for position in summary.keys {
+                let number = keys.ofRecords[position]
+                guard !keys.erased[number] else { continue }
+                wanted = wanted || keys.counts[number] < retention.changesPerKey
+                keys.counts[number] += 1
             }
             guard wanted else { continue }
-            bytes += summaries[index].entry.frame.count
+            bytes += summary.entry.frame.count
             guard bytes <= retention.maximumBytes else { break }
             kept.append(index)
         }
@@ -145,13 +183,13 @@ struct HistoryPruning {
     /// The new file: its header, and each kept record after a marker of its generation.
     private func write(
         _ kept: [Int],
-        of summaries: [Summary],
+        of contents: HistoryFile.Contents,
+        _ summaries: [Summary?],
         _ keys: Keys,
-        erased: [Bool],
-        _ bytes: [UInt8],
         _ buffer: UnsafeRawBufferPointer
     ) -> [UInt8] {
-        var writer = ByteWriter(capacity: FileHeader.size + kept.reduce(0) { $0 + summaries[$1].entry.frame.count })
+        var writer = ByteWriter(
+            capacity: FileHeader.size + kept.reduce(0) { $0 + contents.entries[$1].frame.count } + 64)
         writer.append(contentsOf: HistoryFile.header(bodyLength: 0))
         // Programs in file order: the name a process last gave in each log, and the one the new
         // file last gave.
@@ -160,33 +198,51 @@ struct HistoryPruning {
         var next = kept.makeIterator()
         var nextKept = next.next()
         var markedGeneration: UInt64?
-        for index in summaries.indices {
-            if let program = summaries[index].program, let processID = summaries[index].processID {
-                programs[ProcessInLog(generation: summaries[index].entry.generation, processID: processID)] = program
+        for (index, entry) in contents.entries.enumerated() {
+            if let named = Self.programNamed(by: entry, summaries[index], in: contents.bytes) {
+                programs[ProcessInLog(generation: entry.generation, processID: named.processID)] = named.program
             }
-            guard index == nextKept else { continue }
-            let summary = summaries[index]
-            let process = summary.processID.map { ProcessInLog(generation: summary.entry.generation, processID: $0) }
+            guard index == nextKept, let summary = summaries[index] else { continue }
             nextKept = next.next()
-            if markedGeneration != summary.entry.generation {
-                HistoryFile.appendMarker(generation: summary.entry.generation, to: &writer)
-                markedGeneration = summary.entry.generation
+            if markedGeneration != entry.generation {
+                HistoryFile.appendMarker(generation: entry.generation, to: &writer)
+                markedGeneration = entry.generation
             }
+            let process = summary.processID.map { ProcessInLog(generation: entry.generation, processID: $0) }
             var program: String?
             if let process, let known = programs[process], written[process] != known {
                 written[process] = known
                 program = summary.program == nil ? known : nil
             }
-            let erases = keys.ofRecords[summary.keys].contains { erased[$0] }
+            let erases = keys.ofRecords[summary.keys].contains { keys.erased[$0] }
             guard program != nil || erases else {
-                writer.append(UnsafeRawBufferPointer(rebasing: buffer[summary.entry.frame]))
+                writer.append(UnsafeRawBufferPointer(rebasing: buffer[entry.frame]))
                 continue
             }
-            rewrite(summary, in: bytes, naming: program, to: &writer)
+            rewrite(summary, in: contents.bytes, naming: program, to: &writer)
         }
         var file = writer.bytes
         file.replaceSubrange(0..<FileHeader.size, with: HistoryFile.header(bodyLength: file.count - FileHeader.size))
         return file
+    }
+
+    /// The program a record names, with its process: from its summary when it was read, or else
+    /// from its header when its flags say it names one.
+    private static func programNamed(
+        by entry: HistoryFile.Entry,
+        _ summary: Summary?,
+        in bytes: [UInt8]
+    ) -> (processID: Int32, program: String)? {
+        if let summary {
+            guard let processID = summary.processID, let program = summary.program else { return nil }
+            return (processID, program)
+        }
+        guard bytes[entry.record.lowerBound] & Record.Flag.program != 0 else { return nil }
+        var reader = ByteReader(bytes, range: entry.record)
+        guard let header = try? Record.readHeader(&reader), let processID = header.stamp.processID,
+            let program = header.stamp.program
+        else { return nil }
+        return (processID, program)
     }
 
     /// Writes the record again: without the changes of keys to erase, and naming `program` if given.
