@@ -19,7 +19,8 @@ struct Commands {
     /// Opens a store, creating it if need be, refusing to touch it if it is damaged.
     func open(_ url: URL) throws(ToolError) -> PreferencesStore {
         do {
-            return try PreferencesStore(fileURL: url, ifDamaged: .throwError)
+            // The history as the app keeps it: the tool prunes none of it to limits of its own.
+            return try PreferencesStore(fileURL: url, ifDamaged: .throwError, history: .unpruned)
         } catch let error as PreferencesError where error.code == .damagedFile {
             throw ToolError(
                 .storeFailed,
@@ -166,7 +167,7 @@ struct Commands {
         }
         let store: PreferencesStore
         do {
-            store = try PreferencesStore(fileURL: url, ifDamaged: .recover)
+            store = try PreferencesStore(fileURL: url, ifDamaged: .recover, history: .unpruned)
             // Opening repairs what it finds damaged; a value that verifies but does not decode
             // goes with a compaction, which keeps a copy of the snapshot first.
             try store.compact()

@@ -138,7 +138,10 @@ struct Output {
                         ]
                         object["date"] = line.entry.date.map { format.string(from: $0) }
                         object["value"] = line.entry.valueDescription
-                        object["before"] = line.before
+                        // Absent when not known; null when the key had no value.
+                        if line.isKnown {
+                            object["before"] = line.before ?? NSNull()
+                        }
                         object["program"] = line.entry.program
                         object["processID"] = line.entry.processID.map { Int($0) }
                         object["writeIdentifier"] = line.entry.writeIdentifier

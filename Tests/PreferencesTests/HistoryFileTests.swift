@@ -125,6 +125,45 @@ import Testing
         #expect(Set(zip(kept.entries.map(\.generation), sequences).map { "\($0)-\($1 ?? 0)" }).count == sequences.count)
     }
 
+    /// A compaction that appended the log to the history and then failed leaves its records in
+    /// the log; the next appends them again.
+    @Test func aCompactionThatFailedAfterAppendingToTheHistoryLeavesEachChangeOnce() throws {
+        let directory = try TemporaryDirectory()
+        let operations = FileOperationLog()
+        let store = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: operations.fileSystem, compactionMinimumBytes: 512)
+        store[.count] = 0
+        operations.fail(.rename, with: ENOSPC, where: { $0.hasSuffix("preferences.store") })
+        for value in 1..<40 {
+            store[.count] = value
+        }
+        try #require(store.errorChannel.takeBacklog().map(\.code) == [.fileOperationFailed])
+        operations.fail(.rename, with: nil)
+        try store.compact()
+        #expect(values(try store.history(for: .count)) == Array((8..<40).reversed()))
+        let bytes = try [UInt8](Data(contentsOf: historyURL(directory)))
+        #expect(try HistoryFile.read(bytes).entries.count > 40, "the retried compaction did not append again")
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+    }
+
+    /// A history file left by an earlier store at the same path: its snapshot and log deleted, the
+    /// history kept, the numbers of its logs start again.
+    @Test func aHistoryOfAnEarlierStoreAtThePathIsCopiedAndStartedAgain() throws {
+        let directory = try storeWithHistory()
+        for name in ["preferences.store", "preferences.store.log", "preferences.store.lock"] {
+            try FileManager().removeItem(at: directory.url.appendingPathComponent(name))
+        }
+        let store = try store(directory)
+        store[.title] = "new"
+        try store.compact()
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains("earlier store") == true)
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.history.damaged-") })
+        #expect(try store.history(for: .count).isEmpty)
+        #expect(try store.history(for: .title).count == 1)
+    }
+
     @Test func noFlippedBitGoesUnnoticedOrStopsTheReader() throws {
         let directory = try storeWithHistory()
         let bytes = try [UInt8](Data(contentsOf: historyURL(directory)))

@@ -97,6 +97,12 @@ protocol PreferencesBackend: AnyObject, Sendable {
     ///
     /// - Returns: Problems that did not stop it.
     func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError]
+
+    /// Writes the records of past commits again with what verifies, keeping a copy first, if they
+    /// are damaged. Called inside ``withExclusiveAccess(_:_:)``.
+    ///
+    /// - Returns: The damage found, with where the copy was kept.
+    func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError]
 }
 
 extension PreferencesBackend {
@@ -111,6 +117,10 @@ extension PreferencesBackend {
     }
 
     func clearHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
+        []
+    }
+
+    func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
         []
     }
 

@@ -18,13 +18,13 @@ struct CommitStamp: Equatable, Sendable {
     var processID: Int32?
     var program: String?
 
-    /// The wall-clock time now, in milliseconds since 1970.
+    /// The wall-clock time now, in milliseconds since 1970; `nil` if the system cannot say.
     ///
     /// `clock_gettime` rather than `Date()`: a write reads it, and the system call is a read of
     /// memory the kernel shares on Linux and Apple platforms alike.
-    static func now() -> Int64 {
+    static func now() -> Int64? {
         var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
+        guard clock_gettime(CLOCK_REALTIME, &time) == 0 else { return nil }
         return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
 

@@ -91,8 +91,9 @@ extension FileEngine {
     ///   - movesHistory: Whether the log's records go into the history file; `false` drops them,
     ///     for ``clearHistory()``.
     ///   - problems: Where problems go that the caller must report, thrown or not.
-    /// - Throws: A ``PreferencesError`` if the files cannot be written, or the copy of a snapshot
-    ///   whose values do not all decode cannot be kept.
+    /// - Throws: A ``PreferencesError`` if the files cannot be written, the copy of a snapshot
+    ///   whose values do not all decode cannot be kept, or a key kept out of history cannot be
+    ///   erased from the history file.
     func compact(
         _ state: inout State,
         flushesToDisk: Bool = true,
@@ -112,7 +113,7 @@ extension FileEngine {
             guard keepCopy(of: file, &state, reporting: &problems) else { throw refusal(state) }
         }
         if movesHistory {
-            moveLogIntoHistory(&state, flushesToDisk: flushesToDisk, reporting: &problems)
+            try moveLogIntoHistory(&state, flushesToDisk: flushesToDisk, reporting: &problems)
         }
         let bytes = SnapshotFile.encode(&state.entries, generation: generation, expectedSize: state.snapshotSize)
         if let warning = try fileSystem.replaceFile(

@@ -19,21 +19,30 @@ extension FileEngine {
     /// Moves the log's records into the history file, before a compaction replaces the log.
     ///
     /// Changes of keys kept out of history are left out, and a record that changes such a key has
-    /// the history rewritten without that key. Problems go into `problems`, and the compaction
-    /// goes on: the values are in the new snapshot whatever happens to their history.
+    /// the history rewritten without that key. Other problems go into `problems`, and the
+    /// compaction goes on: the values are in the new snapshot whatever happens to their history.
+    ///
+    /// - Throws: A ``PreferencesError`` when the history could not be rewritten without a key kept
+    ///   out of history: the compaction must not go on, since the log it replaces holds the only
+    ///   marks saying which key to erase. It is tried again with the next.
     func moveLogIntoHistory(
         _ state: inout State,
         flushesToDisk: Bool,
         reporting problems: inout [PreferencesError]
-    ) {
+    ) throws(PreferencesError) {
         guard let log = state.log, state.logValidEnd > LogFile.recordsOffset else { return }
+        var erasing: Set<ArraySlice<UInt8>> = []
         do throws(PreferencesError) {
             let records = try fileSystem.contents(
                 of: log, from: LogFile.recordsOffset, limit: state.logValidEnd - LogFile.recordsOffset)
-            let (entries, erasing) = Self.historyEntries(of: records, generation: state.generation)
+            let moved = Self.historyEntries(of: records, generation: state.generation)
+            erasing = moved.erasing
             guard historyRetention.keepsHistory || !erasing.isEmpty else { return }
-            try appendToHistory(entries, erasing: erasing, flushesToDisk: flushesToDisk, reporting: &problems)
+            try appendToHistory(
+                historyRetention.keepsHistory ? moved.entries : [], generation: state.generation, erasing: erasing,
+                flushesToDisk: flushesToDisk, reporting: &problems)
         } catch {
+            guard erasing.isEmpty else { throw error }
             problems.append(error)
         }
     }
@@ -66,13 +75,15 @@ extension FileEngine {
                     continue
                 }
                 // Written again without the changes kept out of history: never longer than it was.
+                // Kept with no change at all when it names its process's program, which the
+                // process's later records in this log do not.
                 var reader = ByteReader(records, range: payload)
                 guard var record = try? Record(payload: &reader) else { continue }
                 for change in record.changes where change.key.keepsNoHistory {
                     erasing.insert(HistoryPruning.keyBytes(change.key)[...])
                 }
                 record.changes.removeAll { $0.key.keepsNoHistory }
-                if !record.changes.isEmpty {
+                if !record.changes.isEmpty || record.stamp.program != nil {
                     RecordFrame.append(record, to: &writer)
                 }
             }
@@ -88,21 +99,27 @@ extension FileEngine {
     /// The file is flushed only in synchronous durability, as the new log is: in standard
     /// durability a power loss may leave it damaged, which reading it reports, and which never
     /// touches a value.
+    ///
+    /// The header records the generation of the last log appended: a file whose header names a
+    /// later one than `generation` belongs to an earlier store at this path (whose snapshot and log
+    /// were deleted or restored from an older backup), and is kept as a copy and started again.
     private func appendToHistory(
         _ entries: [UInt8],
+        generation: UInt64,
         erasing: Set<ArraySlice<UInt8>>,
         flushesToDisk: Bool,
         reporting problems: inout [PreferencesError]
     ) throws(PreferencesError) {
         guard let file = try fileSystem.openExisting(at: historyPath, readOnly: false) else {
-            guard historyRetention.keepsHistory else { return }
-            let bytes = HistoryFile.header(bodyLength: entries.count) + entries
+            guard !entries.isEmpty else { return }
+            let bytes = HistoryFile.header(bodyLength: entries.count, generation: generation) + entries
             return try replaceHistory(with: bytes, flushesToDisk: flushesToDisk, &problems)
         }
         let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
         let end: Int?
+        let appendedGeneration: UInt64?
         do throws(UnsupportedVersion) {
-            end = try HistoryFile.bodyEnd(ofHeader: header)
+            (end, appendedGeneration) = try HistoryFile.bodyEnd(ofHeader: header)
         } catch {
             // A newer library's history: left alone, as a newer snapshot or log is.
             throw PreferencesError(
@@ -112,7 +129,20 @@ extension FileEngine {
         guard let end, end <= size else {
             // A header that does not verify, or counts more than the file holds: read what does.
             let bytes = try fileSystem.contents(of: file, from: 0)
-            return try rewriteHistory(bytes, appending: entries, erasing: erasing, flushesToDisk, &problems)
+            return try rewriteHistory(
+                bytes, appending: entries, generation: generation, erasing: erasing, flushesToDisk, &problems)
+        }
+        if let appendedGeneration, appendedGeneration > generation {
+            let bytes = try fileSystem.contents(of: file, from: 0)
+            var damage = DamageReport(
+                recoveredRecords: 0, damagedRanges: [],
+                reason: "the history continues generation \(appendedGeneration), later than the store's \(generation): "
+                    + "it belongs to an earlier store at this path, and was started again",
+                copyPath: nil)
+            damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
+            let fresh = HistoryFile.header(bodyLength: entries.count, generation: generation) + entries
+            return try replaceHistory(with: fresh, flushesToDisk: flushesToDisk, &problems)
         }
         if size > end {
             // An append a crash cut short, whose records the log still held and now brings again.
@@ -123,21 +153,24 @@ extension FileEngine {
             try fileSystem.synchronize(file)
         }
         let bodyLength = end + entries.count - FileHeader.size
-        try fileSystem.store(HistoryFile.header(bodyLength: bodyLength), in: file, at: 0)
+        try fileSystem.store(HistoryFile.header(bodyLength: bodyLength, generation: generation), in: file, at: 0)
         if flushesToDisk {
             try fileSystem.synchronize(file)
         }
         if bodyLength > 2 * historyRetention.maximumBytes || !erasing.isEmpty {
             let bytes = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size + bodyLength)
-            try rewriteHistory(bytes, appending: [], erasing: erasing, flushesToDisk, &problems)
+            try rewriteHistory(bytes, appending: [], generation: generation, erasing: erasing, flushesToDisk, &problems)
         }
     }
 
     /// Writes the history file again, pruned (``HistoryPruning``), from `bytes` as it held them and
     /// `entries` to append; keeps a copy of a file that did not all verify, and reports it.
+    ///
+    /// No copy is kept while keys are being erased: it would hold their values.
     private func rewriteHistory(
         _ bytes: [UInt8],
         appending entries: [UInt8],
+        generation: UInt64?,
         erasing: Set<ArraySlice<UInt8>>,
         _ flushesToDisk: Bool,
         _ problems: inout [PreferencesError]
@@ -152,10 +185,19 @@ extension FileEngine {
                 .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
         }
         let pruning = HistoryPruning(retention: historyRetention, erasing: erasing)
-        let (file, undecodable) = pruning.prune(contents)
+        var (file, undecodable) = pruning.prune(contents)
+        if let generation {
+            file.replaceSubrange(
+                0..<FileHeader.size,
+                with: HistoryFile.header(bodyLength: file.count - FileHeader.size, generation: generation))
+        }
         if var damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
-            // Kept before the file is replaced: what did not verify may be all someone has.
-            damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            if erasing.isEmpty {
+                // Kept before the file is replaced: what did not verify may be all someone has.
+                damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            } else {
+                damage.reason += "; no copy was kept, since it would hold values of a key kept out of history"
+            }
             problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
         }
         try replaceHistory(with: file, flushesToDisk: flushesToDisk, &problems)
@@ -176,16 +218,24 @@ extension FileEngine {
 }
 
 extension FileEngine {
+    /// The records of the history file and of the log, in commit order, and the damage found.
+    ///
+    /// Read without a lock, so that no writer waits for it: the log first, then the history file.
+    /// A compaction between the two reads moves records the log read already into the history
+    /// file, where they are read again and kept once; an append to the history file writes its
+    /// header after its frames, and a pruning replaces the file whole.
     func history() throws(PreferencesError) -> (records: [HistoryRecord], problems: [PreferencesError]) {
-        // Under the shared lock, so that no compaction moves records between the two files while
-        // they are read; inside exclusive access, this engine holds the lock already.
-        let isExclusive = state.withLock { $0.exclusiveDepth > 0 }
-        if let lockFile, !isExclusive {
-            try lockFile.lock(exclusive: false, confirmingName: false)
-        }
-        defer {
-            if let lockFile, !isExclusive {
-                lockFile.unlock()
+        var logRecords: [HistoryRecord] = []
+        if let log = try fileSystem.openExisting(at: logPath, readOnly: true) {
+            let bytes = try fileSystem.contents(of: log, from: 0)
+            do throws(UnsupportedVersion) {
+                let replay = try LogFile.replay(bytes, acknowledged: lockFile?.acknowledged)
+                if replay.headerIsValid {
+                    logRecords = replay.records.map { HistoryRecord(generation: replay.generation, record: $0) }
+                }
+            } catch {
+                throw PreferencesError(
+                    .unsupportedFormatVersion(path: logPath, found: error.version, supported: error.supported))
             }
         }
         var problems: [PreferencesError] = []
@@ -196,14 +246,7 @@ extension FileEngine {
                 problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
             }
         }
-        if let log = try fileSystem.openExisting(at: logPath, readOnly: true),
-            let replay = try? LogFile.replay(
-                try fileSystem.contents(of: log, from: 0), acknowledged: lockFile?.acknowledged),
-            replay.headerIsValid
-        {
-            records += replay.records.map { HistoryRecord(generation: replay.generation, record: $0) }
-        }
-        return (Self.inCommitOrder(records), problems)
+        return (Self.inCommitOrder(records + logRecords), problems)
     }
 
     /// The history file's records that decode, in file order, and the damage found; `nil` when
@@ -241,7 +284,7 @@ extension FileEngine {
     func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
         guard let file = try readHistoryFile(), file.damage != nil else { return [] }
         var problems: [PreferencesError] = []
-        try rewriteHistory(file.bytes, appending: [], erasing: [], flushesToDisk, &problems)
+        try rewriteHistory(file.bytes, appending: [], generation: nil, erasing: [], flushesToDisk, &problems)
         return problems
     }
 
@@ -285,6 +328,10 @@ extension FileEngine {
             try compact(&state, flushesToDisk: flushesToDisk, movesHistory: false, reporting: &problems)
         }
         try fileSystem.removeFile(at: historyPath)
+        // The copies kept of a damaged history hold old values too.
+        for copy in fileSystem.copies(of: historyPath) {
+            try fileSystem.removeFile(at: copy)
+        }
         return problems
     }
 }

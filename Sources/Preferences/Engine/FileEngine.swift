@@ -356,7 +356,7 @@ final class FileEngine: PreferencesBackend {
         )
         state.seenCount = lockFile.publish(acknowledged)
         update.commitCount = state.seenCount
-        if shouldCompact(&state) || content.erasesHistory {
+        if shouldCompact(&state) || content.compactsAtOnce {
             update.problems += compactOrBackOff(&state, flushesToDisk: flushesToDisk)
         }
     }

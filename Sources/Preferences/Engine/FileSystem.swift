@@ -200,25 +200,35 @@ struct FileSystem: Sendable {
     /// Only the holder of the store's exclusive lock writes temporary files, so while it holds the
     /// lock every one of them is a leftover.
     func removeTemporaryFiles(of paths: [String]) {
-        guard let first = paths.first else { return }
+        for path in files(beside: paths, namedAfterThemWith: ".tmp-") {
+            unlink(path)
+        }
+    }
+
+    /// The copies kept of `path` when it was damaged (`path.damaged-<time>`).
+    func copies(of path: String) -> [String] {
+        files(beside: [path], namedAfterThemWith: ".damaged-")
+    }
+
+    /// The files in the folder of `paths` whose names begin with one of theirs and `infix`.
+    private func files(beside paths: [String], namedAfterThemWith infix: String) -> [String] {
+        guard let first = paths.first else { return [] }
         let directory = (first as NSString).deletingLastPathComponent
-        let prefixes = paths.map { ($0 as NSString).lastPathComponent + ".tmp-" }
+        let prefixes = paths.map { ($0 as NSString).lastPathComponent + infix }
         // One pass of `readdir`: a `FileManager` listing costs far more for each file, which
         // opening a store in a fresh process would pay.
-        guard let stream = opendir(directory.isEmpty ? "." : directory) else { return }
-        var leftovers: [String] = []
+        guard let stream = opendir(directory.isEmpty ? "." : directory) else { return [] }
+        var found: [String] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
                 String(cString: bytes.bindMemory(to: CChar.self).baseAddress!)
             }
             if prefixes.contains(where: name.hasPrefix) {
-                leftovers.append(name)
+                found.append((directory as NSString).appendingPathComponent(name))
             }
         }
         closedir(stream)
-        for name in leftovers {
-            unlink((directory as NSString).appendingPathComponent(name))
-        }
+        return found
     }
 
     func fileExists(at path: String) -> Bool {

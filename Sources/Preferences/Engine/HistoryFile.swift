@@ -4,7 +4,8 @@
 /// For a store at `P`, the file `P.history`:
 ///
 /// ```
-///  0  header   40 bytes  a ``FileHeader`` of kind history; bodyLength: where the last whole append ends
+///  0  header   40 bytes  a ``FileHeader`` of kind history; bodyLength: where the last whole append
+///                        ends; generation: that of the last log appended
 /// 40  frames             framed (``RecordFrame``): a marker naming the generation of the log the
 ///                        records after it were committed to, then those records' frames as the log
 ///                        held them; then the next marker, and so on
@@ -43,9 +44,10 @@ enum HistoryFile {
         var damage: DamageReport?
     }
 
-    /// The header of a history file whose entries end `bodyLength` bytes after it.
-    static func header(bodyLength: Int) -> [UInt8] {
-        FileHeader(kind: .history, generation: 0, bodyLength: UInt64(bodyLength)).encoded()
+    /// The header of a history file whose frames end `bodyLength` bytes after it, the last of
+    /// them from the log of `generation`.
+    static func header(bodyLength: Int, generation: UInt64 = 0) -> [UInt8] {
+        FileHeader(kind: .history, generation: generation, bodyLength: UInt64(bodyLength)).encoded()
     }
 
     /// Appends a marker: the frames after it are records of the log of `generation`.
@@ -64,11 +66,12 @@ enum HistoryFile {
         return try? reader.readUInt64()
     }
 
-    /// Where the entries of a file whose header reads `header` end, if it verifies.
-    static func bodyEnd(ofHeader header: [UInt8]) throws(UnsupportedVersion) -> Int? {
+    /// Where the frames of a file whose header reads `header` end, and the generation of the last
+    /// log appended, if the header verifies.
+    static func bodyEnd(ofHeader header: [UInt8]) throws(UnsupportedVersion) -> (end: Int?, generation: UInt64?) {
         switch FileHeader.check(header, expecting: .history) {
-        case .valid(let header): return FileHeader.size + Int(clamping: header.bodyLength)
-        case .damaged: return nil
+        case .valid(let header): return (FileHeader.size + Int(clamping: header.bodyLength), header.generation)
+        case .damaged: return (nil, nil)
         case .newerVersion(let version):
             throw UnsupportedVersion(version: version, supported: FileHeader.Kind.history.currentVersion)
         }

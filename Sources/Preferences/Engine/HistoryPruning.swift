@@ -128,7 +128,8 @@ struct HistoryPruning {
             var keys = Keys(erasing: erasing)
             var undecodable = 0
             let kept = select(contents, buffer, &summaries, &keys, &undecodable)
-            return (write(kept, of: contents, summaries, keys, buffer), undecodable)
+            let file = write(kept, of: contents, summaries, keys, buffer, undecodable: &undecodable)
+            return (file, undecodable)
         }
     }
 
@@ -186,7 +187,8 @@ struct HistoryPruning {
         of contents: HistoryFile.Contents,
         _ summaries: [Summary?],
         _ keys: Keys,
-        _ buffer: UnsafeRawBufferPointer
+        _ buffer: UnsafeRawBufferPointer,
+        undecodable: inout Int
     ) -> [UInt8] {
         var writer = ByteWriter(
             capacity: FileHeader.size + kept.reduce(0) { $0 + contents.entries[$1].frame.count } + 64)
@@ -219,7 +221,9 @@ struct HistoryPruning {
                 writer.append(UnsafeRawBufferPointer(rebasing: buffer[entry.frame]))
                 continue
             }
-            rewrite(summary, in: contents.bytes, naming: program, to: &writer)
+            if !rewrite(summary, in: contents.bytes, naming: program, to: &writer) {
+                undecodable += 1
+            }
         }
         var file = writer.bytes
         file.replaceSubrange(0..<FileHeader.size, with: HistoryFile.header(bodyLength: file.count - FileHeader.size))
@@ -246,17 +250,26 @@ struct HistoryPruning {
     }
 
     /// Writes the record again: without the changes of keys to erase, and naming `program` if given.
-    private func rewrite(_ summary: Summary, in bytes: [UInt8], naming program: String?, to writer: inout ByteWriter) {
+    ///
+    /// - Returns: `false` if the record does not decode, and was dropped.
+    @discardableResult
+    private func rewrite(
+        _ summary: Summary,
+        in bytes: [UInt8],
+        naming program: String?,
+        to writer: inout ByteWriter
+    ) -> Bool {
         var reader = ByteReader(bytes, range: summary.entry.record)
-        guard var record = try? Record(payload: &reader) else { return }
+        guard var record = try? Record(payload: &reader) else { return false }
         record.changes.removeAll { change in
             erasing.contains(Self.keyBytes(change.key)[...])
         }
-        guard !record.changes.isEmpty else { return }
+        guard !record.changes.isEmpty else { return true }
         if let program {
             record.stamp.program = program
         }
         RecordFrame.append(record, to: &writer)
+        return true
     }
 
     /// A key as a record holds it: both strings, length-prefixed.

@@ -54,10 +54,7 @@ struct Record: Equatable, Sendable, LogContent {
     /// Encodes the record as numbered `sequence` in its log and stamped with `stamp`, whatever its
     /// own fields say: how the engine numbers and stamps a commit without copying its record.
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp) {
-        var keepsNoHistory = false
-        for index in changes.indices where changes[index].key.keepsNoHistory {
-            keepsNoHistory = true
-        }
+        let keepsNoHistory = changes.contains { $0.key.keepsNoHistory }
         Self.encodeHeader(
             writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, stamp: stamp, cause: cause,
             keepsNoHistory: keepsNoHistory, count: changes.count, into: &writer)
@@ -334,14 +331,17 @@ protocol LogContent {
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp)
     /// Applies the content's changes to `entries`.
     func apply(to entries: inout StoredEntries)
-    /// Whether the content removes a key kept out of history: the engine then compacts at once,
-    /// so that no file keeps the key's old values (see ``PreferenceKey/withoutHistory()``).
-    var erasesHistory: Bool { get }
+    /// Whether the engine compacts as soon as the content is committed, so that the snapshot and
+    /// the log no longer hold the values it removes: a removal of a key kept out of history (see
+    /// ``PreferenceKey/withoutHistory()``), or a reset's or the `prefs` tool's removals, which
+    /// know no key's declaration.
+    var compactsAtOnce: Bool { get }
 }
 
 extension Record {
-    var erasesHistory: Bool {
-        changes.contains { $0.value == nil && $0.key.keepsNoHistory }
+    var compactsAtOnce: Bool {
+        let removesAny = cause == .reset || cause == .tool
+        return changes.contains { $0.value == nil && (removesAny || $0.key.keepsNoHistory) }
     }
 }
 
@@ -354,7 +354,7 @@ extension EntryChange: LogContent {
         Record.encode(key, value, into: &writer)
     }
 
-    var erasesHistory: Bool {
+    var compactsAtOnce: Bool {
         // The key's flag first: for nearly every write, the one load this takes.
         guard key.keepsNoHistory else { return false }
         if case .none = value {

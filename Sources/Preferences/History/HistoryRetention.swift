@@ -29,6 +29,12 @@ public struct HistoryRetention: Sendable, Hashable {
     /// No history: compaction drops the log's records, as it did before history existed.
     public static let off = HistoryRetention(changesPerKey: 0, maximumBytes: 0)
 
+    /// Every change, never pruned.
+    ///
+    /// For the `prefs` tool, which must not prune an app's history to limits of its own: the app's
+    /// next pruning applies the app's.
+    package static let unpruned = HistoryRetention(changesPerKey: Int.max / 4, maximumBytes: Int.max / 4)
+
     /// Whether any history is kept.
     public var keepsHistory: Bool { changesPerKey > 0 && maximumBytes > 0 }
 }

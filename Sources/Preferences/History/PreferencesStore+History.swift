@@ -46,8 +46,9 @@ extension PreferencesStore {
     /// The changes to every key that the store's history keeps, newest first, made at or after
     /// `date`.
     ///
-    /// Changes to the library's own entries, such as the migration ledger, are left out. See
-    /// ``history(for:)`` for what is kept.
+    /// Changes to the library's own entries, such as the migration ledger, are left out, and so
+    /// are those of keys registered with ``register(_:)-(PreferenceKeys...)`` that were declared
+    /// ``PreferenceKey/withoutHistory()``. See ``history(for:)`` for what is kept.
     ///
     /// - Parameter date: The earliest change to list; `nil` lists every change kept. Changes with
     ///   no recorded time are listed only when `date` is `nil`.
@@ -55,9 +56,14 @@ extension PreferencesStore {
     /// - Throws: A ``PreferencesError`` if the store's files cannot be read.
     public func history(since date: Date? = nil) throws -> [HistoryEntry] {
         let limit = backend.historyRetention.changesPerKey
+        // Registered keys declared without history: their changes from before they were declared so.
+        let withoutHistory = state.withLock { state in
+            Set(state.declarations.values.compactMap { $0.key.keepsNoHistory ? $0.key : nil })
+        }
         var counts: [ResolvedKey: Int] = [:]
         var entries: [HistoryEntry] = []
-        for (record, change) in try historyChanges().reversed() where !change.key.isReserved {
+        for (record, change) in try historyChanges().reversed()
+        where !change.key.isReserved && !withoutHistory.contains(change.key) {
             let entry = HistoryEntry(key: storedKey(for: change.key), stored: change.value, record: record)
             if let date {
                 guard let changed = entry.date, changed >= date else { continue }

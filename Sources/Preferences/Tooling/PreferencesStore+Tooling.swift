@@ -49,9 +49,8 @@ extension PreferencesStore {
     ///
     /// - Returns: The damage found, with where the copy was kept; empty if there was none.
     package func repairHistory() throws -> [PreferencesError] {
-        guard let engine = backend as? FileEngine else { return [] }
-        return try withWriteLock {
-            try withExclusiveAccess { try engine.repairHistory(flushesToDisk: durability == .synchronous) }
+        try withWriteLock {
+            try withExclusiveAccess { try backend.repairHistory(flushesToDisk: durability == .synchronous) }
         }
     }
 
