@@ -185,18 +185,29 @@ import Testing
 
     @Test func aLogAnOlderVersionWroteIsCompactedBeforeTheFirstWrite() throws {
         let directory = try TemporaryDirectory()
-        let store = try PreferencesStore(fileURL: directory.storeURL)
-        store[.count] = 1
-        store[.title] = "kept"
-        // The log as version 0.1 of the library wrote it: a version 2 header, records alike.
-        var log = try [UInt8](Data(contentsOf: directory.logURL))
-        let header = FileHeader(kind: .log, version: 2, generation: 0).encoded()
-        log.replaceSubrange(0..<FileHeader.size, with: header)
-        try Data(log).write(to: directory.logURL)
+        // A log as version 0.1 of the library wrote it: a version 2 header, the lock stamp, and
+        // records with a number and no stamp, one of them a transaction's.
+        var log = ByteWriter()
+        log.append(contentsOf: FileHeader(kind: .log, version: 2, generation: 0).encoded())
+        log.append(UInt64(0))
+        let count = ResolvedKey(namespace: PreferenceNamespace.defaultAppNamespace, name: "count")
+        let title = ResolvedKey(namespace: PreferenceNamespace.defaultAppNamespace, name: "title")
+        RecordFrame.append(Record(changes: [EntryChange(key: count, value: .signed(1))], sequence: 1), to: &log)
+        RecordFrame.append(
+            Record(
+                changes: [EntryChange(key: title, value: .string("kept")), EntryChange(key: count, value: .signed(2))],
+                sequence: 2),
+            to: &log)
+        try Data(log.bytes).write(to: directory.logURL)
 
         let reopened = try PreferencesStore(fileURL: directory.storeURL)
-        #expect(reopened[.count] == 1 && reopened[.title] == "kept")
-        reopened[.count] = 2
+        #expect(reopened[.count] == 2 && reopened[.title] == "kept")
+        // Opening may stamp the log with its lock page (ARCHITECTURE.md, invariant 5), and changes
+        // nothing else in it.
+        var opened = try [UInt8](Data(contentsOf: directory.logURL))
+        opened.replaceSubrange(LogFile.lockStampOffset..<LogFile.recordsOffset, with: [UInt8](repeating: 0, count: 8))
+        #expect(opened == log.bytes, "opening changed the old log")
+        reopened[.count] = 3
         let newLog = try [UInt8](Data(contentsOf: directory.logURL))
         guard case .valid(let written) = FileHeader.check(Array(newLog.prefix(FileHeader.size)), expecting: .log)
         else {
@@ -205,8 +216,11 @@ import Testing
         }
         #expect(written.version == FileHeader.Kind.log.currentVersion)
         #expect(FileManager().fileExists(atPath: directory.storeURL.path), "the old log was not compacted")
-        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 2)
-        #expect(try reopened.history(for: .title).count == 1)
+        #expect(try PreferencesStore(fileURL: directory.storeURL)[.count] == 3)
+        // The old records, with no time, program or cause, are in the history as they were.
+        let history = try reopened.history(for: .count)
+        #expect(values(history) == [3, 2, 1])
+        #expect(history.dropFirst().allSatisfy { $0.date == nil && $0.entry.program == nil && $0.cause == .write })
         #expect(reopened.errorChannel.takeBacklog().isEmpty)
     }
 
@@ -219,7 +233,8 @@ import Testing
         try Data(bytes).write(to: historyURL(directory))
 
         let store = try store(directory)
-        #expect(throws: PreferencesError.self) { try store.history(for: .count) }
+        let error = #expect(throws: PreferencesError.self) { try store.history(for: .count) }
+        #expect(error?.code == .unsupportedFormatVersion)
         for value in 0..<100 {
             store[.count] = value
         }
