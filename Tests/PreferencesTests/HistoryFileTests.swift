@@ -158,7 +158,7 @@ import Testing
         try store.compact()
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile])
-        #expect(reported.first?.description.contains("earlier store") == true)
+        #expect(reported.first?.description.contains("snapshot and log were replaced") == true)
         #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.history.damaged-") })
         #expect(try store.history(for: .count).isEmpty)
         #expect(try store.history(for: .title).count == 1)

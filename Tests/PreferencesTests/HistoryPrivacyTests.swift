@@ -48,6 +48,60 @@ extension PreferenceKeys {
         #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
+    /// A store opened after the secret was written, which never uses its key: the slots it
+    /// removes know no declaration, and a reset compacts at once all the same.
+    @Test(arguments: ["removeAll", "removeAll(in:)", "resetAll(removingUndeclaredKeys:)"])
+    func aResetByAStoreThatNeverUsedTheKeyLeavesTheSecretInNoFile(_ way: String) throws {
+        let directory = try TemporaryDirectory()
+        let writer = try store(directory)
+        writer[.secret] = "SECRET-VALUE"
+        writer[.count] = 1
+        try writer.compact()
+        writer[.secret] = "SECRET-AGAIN"
+        let store = try store(directory)
+        switch way {
+        case "removeAll": try store.removeAll()
+        case "removeAll(in:)": try store.removeAll(in: .app)
+        default: try store.resetAll(removingUndeclaredKeys: true)
+        }
+        #expect(try !holds("SECRET-", directory), "\(way) left the secret in a file")
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+    }
+
+    @Test func historyOffErasesASecretAndKeepsTheRestOfTheHistory() throws {
+        let directory = try TemporaryDirectory()
+        let first = try store(directory)
+        first[.secretBeforeItWasDeclaredSo] = "OLD-SECRET"
+        first[.count] = 1
+        try first.compact()
+        let off = try PreferencesStore(
+            fileURL: directory.storeURL, fileSystem: FileSystem(), compactionMinimumBytes: 4_096, history: .off)
+        off[.secret] = "NEW-SECRET"
+        try off.removeValue(for: .secret)
+        #expect(try !holds("OLD-SECRET", directory) && !holds("NEW-SECRET", directory))
+        #expect(try first.history(for: .count).count == 1, "erasing with history off dropped the rest")
+    }
+
+    @Test func clearingTheHistoryRemovesItsDamagedCopies() throws {
+        let directory = try TemporaryDirectory()
+        let store = try store(directory)
+        // An old value only the history holds.
+        store[.secretBeforeItWasDeclaredSo] = "OLD-SECRET"
+        store[.secretBeforeItWasDeclaredSo] = "current"
+        try store.compact()
+        let history = directory.url.appendingPathComponent("preferences.store.history")
+        var bytes = try Data(contentsOf: history)
+        bytes[0] ^= 0xFF
+        try bytes.write(to: history)
+        store[.count] = 1
+        try store.compact()
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.history.damaged-") })
+        #expect(try holds("OLD-SECRET", directory))
+        try store.clearHistory()
+        #expect(try !directory.fileNames().contains { $0.hasPrefix("preferences.store.history") })
+        #expect(try !holds("OLD-SECRET", directory))
+    }
+
     @Test(.tags(.childProcesses))
     func prefsDeleteLeavesTheSecretInNoFile() throws {
         let directory = try TemporaryDirectory()

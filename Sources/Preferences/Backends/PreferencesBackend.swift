@@ -89,8 +89,7 @@ protocol PreferencesBackend: AnyObject, Sendable {
     var historyRetention: HistoryRetention { get }
 
     /// The records of past commits the backend keeps, in commit order, and the damage found
-    /// reading them, to report. Takes the lock other processes compact under, unless called
-    /// inside ``withExclusiveAccess(_:_:)``.
+    /// reading them, to report. Takes no lock: no writer waits for it.
     func history() throws(PreferencesError) -> (records: [HistoryRecord], problems: [PreferencesError])
 
     /// Drops every record of past commits the backend keeps. Called inside ``withExclusiveAccess(_:_:)``.

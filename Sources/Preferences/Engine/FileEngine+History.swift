@@ -31,12 +31,12 @@ extension FileEngine {
         reporting problems: inout [PreferencesError]
     ) throws(PreferencesError) {
         guard let log = state.log, state.logValidEnd > LogFile.recordsOffset else { return }
-        var erasing: Set<ArraySlice<UInt8>> = []
+        // Thrown: a log that cannot be read may hold marks of keys to erase.
+        let records = try fileSystem.contents(
+            of: log, from: LogFile.recordsOffset, limit: state.logValidEnd - LogFile.recordsOffset)
+        let moved = Self.historyEntries(of: records, generation: state.generation)
+        let erasing = moved.erasing
         do throws(PreferencesError) {
-            let records = try fileSystem.contents(
-                of: log, from: LogFile.recordsOffset, limit: state.logValidEnd - LogFile.recordsOffset)
-            let moved = Self.historyEntries(of: records, generation: state.generation)
-            erasing = moved.erasing
             guard historyRetention.keepsHistory || !erasing.isEmpty else { return }
             try appendToHistory(
                 historyRetention.keepsHistory ? moved.entries : [], generation: state.generation, erasing: erasing,
@@ -137,9 +137,14 @@ extension FileEngine {
             var damage = DamageReport(
                 recoveredRecords: 0, damagedRanges: [],
                 reason: "the history continues generation \(appendedGeneration), later than the store's \(generation): "
-                    + "it belongs to an earlier store at this path, and was started again",
+                    + "the store's snapshot and log were replaced (deleted, restored from an older backup, or salvaged "
+                    + "after damage), and the history was started again",
                 copyPath: nil)
-            damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            if erasing.isEmpty {
+                damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+            } else {
+                damage.reason += "; no copy was kept, since it would hold values of a key kept out of history"
+            }
             problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
             let fresh = HistoryFile.header(bodyLength: entries.count, generation: generation) + entries
             return try replaceHistory(with: fresh, flushesToDisk: flushesToDisk, &problems)
@@ -184,7 +189,9 @@ extension FileEngine {
             throw PreferencesError(
                 .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
         }
-        let pruning = HistoryPruning(retention: historyRetention, erasing: erasing)
+        // With history off, a rewrite only erases: it keeps what the file held.
+        let pruning = HistoryPruning(
+            retention: historyRetention.keepsHistory ? historyRetention : .unpruned, erasing: erasing)
         var (file, undecodable) = pruning.prune(contents)
         if let generation {
             file.replaceSubrange(
@@ -284,7 +291,9 @@ extension FileEngine {
     func repairHistory(flushesToDisk: Bool) throws(PreferencesError) -> [PreferencesError] {
         guard let file = try readHistoryFile(), file.damage != nil else { return [] }
         var problems: [PreferencesError] = []
-        try rewriteHistory(file.bytes, appending: [], generation: nil, erasing: [], flushesToDisk, &problems)
+        // The last generation appended, as the header said, if it verifies.
+        let generation = (try? HistoryFile.bodyEnd(ofHeader: Array(file.bytes.prefix(FileHeader.size))))?.generation
+        try rewriteHistory(file.bytes, appending: [], generation: generation, erasing: [], flushesToDisk, &problems)
         return problems
     }
 

@@ -19,8 +19,10 @@ public struct HistoryRetention: Sendable, Hashable {
     ///   - changesPerKey: How many of each key's changes to keep, newest first; 0 keeps none.
     ///   - maximumBytes: How many bytes of history to keep, newest first; 0 keeps none.
     public init(changesPerKey: Int, maximumBytes: Int) {
-        self.changesPerKey = max(0, changesPerKey)
-        self.maximumBytes = max(0, maximumBytes)
+        // At most a quarter of `Int.max`: "no limit" written as `.max` must not overflow the
+        // pruning's arithmetic.
+        self.changesPerKey = min(max(0, changesPerKey), Int.max / 4)
+        self.maximumBytes = min(max(0, maximumBytes), Int.max / 4)
     }
 
     /// The last 32 changes of each key, and at most 1 MiB in all.

@@ -35,10 +35,10 @@ extension PreferencesStore {
     ///   - handling: What to do if the file is damaged.
     ///   - overrides: The layers read above the stored values; none unless you say. See ``OverrideLayer``.
     ///   - excludedFromBackup: Whether to keep the store's files out of backups; see
-    ///     ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)``.
+    ///     ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:history:)``.
     /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/storeUnavailable`` if the
     ///   group has no container or its identifier cannot name a folder; otherwise as
-    ///   ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)``. On iOS,
+    ///   ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:history:)``. On iOS,
     ///   watchOS and visionOS a group the entitlements do not list has no container; on macOS,
     ///   Apple documents that a container is returned even for such a group, so the store opens
     ///   where no other program of the group looks.

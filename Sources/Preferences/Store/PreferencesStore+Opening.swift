@@ -175,7 +175,7 @@ extension PreferencesStore {
     /// room for its lock file to write under: once there is room, a later access opens one that
     /// writes. Observers and ``errors`` subscriptions stay with the store they were made on: make
     /// them again on the store `standard` returns then.
-    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:)`` to handle that case
+    /// Open a store with ``init(fileURL:appNamespace:durability:ifDamaged:overrides:excludedFromBackup:history:)`` to handle that case
     /// yourself.
     ///
     /// On tvOS, which keeps no local file past a purge of the app's caches, it keeps its values in
