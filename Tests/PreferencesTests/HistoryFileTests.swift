@@ -158,10 +158,30 @@ import Testing
         try store.compact()
         let reported = store.errorChannel.takeBacklog()
         #expect(reported.map(\.code) == [.damagedFile])
-        #expect(reported.first?.description.contains("snapshot and log were replaced") == true)
+        #expect(reported.first?.description.contains("does not go with the store's snapshot and log") == true)
         #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.history.damaged-") })
         #expect(try store.history(for: .count).isEmpty)
         #expect(try store.history(for: .title).count == 1)
+    }
+
+    /// The same, when the earlier store compacted once: its history names generation 0, as the
+    /// new store's first compaction does, and only the store's having had no files tells them apart.
+    @Test func aHistoryOfAnEarlierStoreOfOneCompactionIsStartedAgainToo() throws {
+        let directory = try TemporaryDirectory()
+        let earlier = try PreferencesStore(fileURL: directory.storeURL)
+        earlier[.count] = 1
+        try earlier.compact()
+        for name in ["preferences.store", "preferences.store.log", "preferences.store.lock"] {
+            try FileManager().removeItem(at: directory.url.appendingPathComponent(name))
+        }
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        store[.count] = 2
+        try store.compact()
+        store[.count] = 3
+        try store.compact()
+        #expect(store.errorChannel.takeBacklog().map(\.code) == [.damagedFile])
+        #expect(values(try store.history(for: .count)) == [3, 2])
+        #expect(store.errorChannel.takeBacklog().isEmpty)
     }
 
     @Test func noFlippedBitGoesUnnoticedOrStopsTheReader() throws {

@@ -39,8 +39,10 @@ extension FileEngine {
         do throws(PreferencesError) {
             guard historyRetention.keepsHistory || !erasing.isEmpty else { return }
             try appendToHistory(
-                historyRetention.keepsHistory ? moved.entries : [], generation: state.generation, erasing: erasing,
-                flushesToDisk: flushesToDisk, reporting: &problems)
+                historyRetention.keepsHistory ? moved.entries : [], generation: state.generation,
+                isAnEarlierStores: state.historyIsAnEarlierStores, erasing: erasing, flushesToDisk: flushesToDisk,
+                reporting: &problems)
+            state.historyIsAnEarlierStores = false
         } catch {
             guard erasing.isEmpty else { throw error }
             problems.append(error)
@@ -100,12 +102,14 @@ extension FileEngine {
     /// durability a power loss may leave it damaged, which reading it reports, and which never
     /// touches a value.
     ///
-    /// The header records the generation of the last log appended: a file whose header names a
-    /// later one than `generation` belongs to an earlier store at this path (whose snapshot and log
-    /// were deleted or restored from an older backup), and is kept as a copy and started again.
+    /// A file that does not go with the store's snapshot and log, which were replaced since it was
+    /// written, is kept as a copy and started again: one the engine found with neither
+    /// (`isAnEarlierStores`), or whose header names a later generation than `generation` (the
+    /// header records the generation of the last log appended).
     private func appendToHistory(
         _ entries: [UInt8],
         generation: UInt64,
+        isAnEarlierStores: Bool,
         erasing: Set<ArraySlice<UInt8>>,
         flushesToDisk: Bool,
         reporting problems: inout [PreferencesError]
@@ -132,13 +136,12 @@ extension FileEngine {
             return try rewriteHistory(
                 bytes, appending: entries, generation: generation, erasing: erasing, flushesToDisk, &problems)
         }
-        if let appendedGeneration, appendedGeneration > generation {
+        if isAnEarlierStores || (appendedGeneration ?? 0) > generation {
             let bytes = try fileSystem.contents(of: file, from: 0)
             var damage = DamageReport(
                 recoveredRecords: 0, damagedRanges: [],
-                reason: "the history continues generation \(appendedGeneration), later than the store's \(generation): "
-                    + "the store's snapshot and log were replaced (deleted, restored from an older backup, or salvaged "
-                    + "after damage), and the history was started again",
+                reason: "the history does not go with the store's snapshot and log, which were replaced since it was "
+                    + "written (deleted, restored from an older backup, or salvaged after damage); it was started again",
                 copyPath: nil)
             if erasing.isEmpty {
                 damage.copyPath = try keepCopy(of: bytes, beside: historyPath)

@@ -29,6 +29,9 @@ extension FileEngine {
         var tornBytes = 0
         var snapshotSize = 0
         var damaged: [DamagedFile] = []
+        /// Whether there was neither a snapshot nor a log: a history file beside them is then an
+        /// earlier store's.
+        var isNew = false
         /// Why writes must be refused, when a file can be read but not written.
         var refusal: String?
     }
@@ -146,7 +149,8 @@ extension FileEngine {
     /// - Throws: A ``PreferencesError`` if a file cannot be read or a newer version wrote it.
     func load(readOnly: Bool, acknowledged: LockFile.Acknowledged?) throws(PreferencesError) -> Loaded {
         var loaded = Loaded()
-        if let file = try fileSystem.readOnlyBytes(at: location) {
+        let snapshotBytes = try fileSystem.readOnlyBytes(at: location)
+        if let file = snapshotBytes {
             let snapshot: SnapshotFile.Contents
             do throws(UnsupportedVersion) {
                 snapshot = try SnapshotFile.decode(file)
@@ -163,6 +167,7 @@ extension FileEngine {
         let log: OpenFile?
         (log, loaded.refusal) = try openLog(readOnly: readOnly)
         guard let log else {
+            loaded.isNew = snapshotBytes == nil
             // Every compaction writes a snapshot of generation 1 or more and starts a log beside it:
             // without one, the commits made since are gone, unless the lock page shows there were none.
             let nothingCommitted = acknowledged.map { $0.generation == loaded.generation && $0.sequence == 0 } ?? false
@@ -404,6 +409,7 @@ extension FileEngine.State {
         generation = loaded.generation
         log = loaded.log
         logVersion = loaded.logVersion
+        historyIsAnEarlierStores = loaded.isNew
         logValidEnd = loaded.logValidEnd
         lastSequence = loaded.lastSequence
         snapshotSize = loaded.snapshotSize

@@ -55,6 +55,10 @@ final class FileEngine: PreferencesBackend {
         /// Whether this engine's records in `log` have named its program yet: the first does
         /// (see ``CommitStamp``).
         var hasNamedProgram = false
+        /// Whether the history file, if there is one, is an earlier store's: this store had
+        /// neither snapshot nor log when its files were last read, and has moved no log into the
+        /// history since.
+        var historyIsAnEarlierStores = false
         /// The format version of `log`'s header: one older than the current is compacted away
         /// before the first append, so that no older library finds records it cannot read in it.
         var logVersion = FileHeader.Kind.log.currentVersion
