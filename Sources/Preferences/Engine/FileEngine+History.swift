@@ -126,8 +126,7 @@ extension FileEngine {
             (end, appendedGeneration) = try HistoryFile.bodyEnd(ofHeader: header)
         } catch {
             // A newer library's history: left alone, as a newer snapshot or log is.
-            throw PreferencesError(
-                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+            throw unsupported(historyPath, error)
         }
         let size = try fileSystem.status(of: file).size
         guard let end, end <= size else {
@@ -138,17 +137,12 @@ extension FileEngine {
         }
         if isAnEarlierStores || (appendedGeneration ?? 0) > generation {
             let bytes = try fileSystem.contents(of: file, from: 0)
-            var damage = DamageReport(
+            let damage = DamageReport(
                 recoveredRecords: 0, damagedRanges: [],
                 reason: "the history does not go with the store's snapshot and log, which were replaced since it was "
                     + "written (deleted, restored from an older backup, or salvaged after damage); it was started again",
                 copyPath: nil)
-            if erasing.isEmpty {
-                damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
-            } else {
-                damage.reason += "; no copy was kept, since it would hold values of a key kept out of history"
-            }
-            problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
+            try reportReplacing(bytes, damage, erasing: erasing, &problems)
             let fresh = HistoryFile.header(bodyLength: entries.count, generation: generation) + entries
             return try replaceHistory(with: fresh, flushesToDisk: flushesToDisk, &problems)
         }
@@ -189,8 +183,7 @@ extension FileEngine {
         do throws(UnsupportedVersion) {
             contents = try HistoryFile.read(entries.isEmpty ? bytes : bytes + entries)
         } catch {
-            throw PreferencesError(
-                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+            throw unsupported(historyPath, error)
         }
         // With history off, a rewrite only erases: it keeps what the file held.
         let pruning = HistoryPruning(
@@ -201,16 +194,29 @@ extension FileEngine {
                 0..<FileHeader.size,
                 with: HistoryFile.header(bodyLength: file.count - FileHeader.size, generation: generation))
         }
-        if var damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
-            if erasing.isEmpty {
-                // Kept before the file is replaced: what did not verify may be all someone has.
-                damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
-            } else {
-                damage.reason += "; no copy was kept, since it would hold values of a key kept out of history"
-            }
-            problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
+        if let damage = contents.damage ?? (undecodable > 0 ? .undecodableHistory(undecodable) : nil) {
+            try reportReplacing(bytes, damage, erasing: erasing, &problems)
         }
         try replaceHistory(with: file, flushesToDisk: flushesToDisk, &problems)
+    }
+
+    /// Reports a history file about to be replaced, after keeping a copy of what it held.
+    ///
+    /// What did not verify may be all someone has. No copy is kept while keys are being erased
+    /// from it, since it would hold their values.
+    private func reportReplacing(
+        _ bytes: [UInt8],
+        _ damage: DamageReport,
+        erasing: Set<ArraySlice<UInt8>>,
+        _ problems: inout [PreferencesError]
+    ) throws(PreferencesError) {
+        var damage = damage
+        if erasing.isEmpty {
+            damage.copyPath = try keepCopy(of: bytes, beside: historyPath)
+        } else {
+            damage.reason += "; no copy was kept, since it would hold values of a key kept out of history"
+        }
+        problems.append(PreferencesError(.damagedFile(path: historyPath, damage: damage)))
     }
 
     /// Replaces the history file with `bytes`, flushed in synchronous durability only.
@@ -244,8 +250,7 @@ extension FileEngine {
                     logRecords = replay.records.map { HistoryRecord(generation: replay.generation, record: $0) }
                 }
             } catch {
-                throw PreferencesError(
-                    .unsupportedFormatVersion(path: logPath, found: error.version, supported: error.supported))
+                throw unsupported(logPath, error)
             }
         }
         var problems: [PreferencesError] = []
@@ -270,8 +275,7 @@ extension FileEngine {
         do throws(UnsupportedVersion) {
             contents = try HistoryFile.read(bytes)
         } catch {
-            throw PreferencesError(
-                .unsupportedFormatVersion(path: historyPath, found: error.version, supported: error.supported))
+            throw unsupported(historyPath, error)
         }
         var records: [HistoryRecord] = []
         var undecodable = 0

@@ -386,7 +386,7 @@ extension FileEngine {
         return candidate
     }
 
-    private func unsupported(_ path: String, _ error: UnsupportedVersion) -> PreferencesError {
+    func unsupported(_ path: String, _ error: UnsupportedVersion) -> PreferencesError {
         PreferencesError(
             .unsupportedFormatVersion(path: path, found: error.version, supported: error.supported)
         )
