@@ -112,6 +112,7 @@ struct Output {
             case .elsewhere: "another process"
             case .migration(let id): "migration '\(id)'"
             case .managedSettings: "managed settings"
+            case .sync(let device): "device \(device)"
             }
         if json {
             var object: [String: Any] = ["key": key.description, "origin": from]
@@ -171,6 +172,7 @@ struct Output {
         case .reset: "reset"
         case .tool: "prefs"
         case .restore: "restore"
+        case .sync(let device): "sync from \(device)"
         }
     }
 

@@ -178,8 +178,8 @@ import Testing
         return Record(
             changes: changes,
             writeIdentifier: Bool.random(using: &generator) ? randomString(maximumLength: 12, using: &generator) : nil,
-            migration: Bool.random(using: &generator) ? "migration-\(Int.random(in: 0...99, using: &generator))" : nil,
-            cause: CommitCause(rawValue: UInt8.random(in: 0...6, using: &generator)) ?? .write
+            subject: Bool.random(using: &generator) ? "subject-\(Int.random(in: 0...99, using: &generator))" : nil,
+            cause: CommitCause(rawValue: UInt8.random(in: 0...7, using: &generator)) ?? .write
         )
     }
 

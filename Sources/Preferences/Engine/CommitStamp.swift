@@ -47,7 +47,7 @@ enum CommitCause: UInt8, Sendable {
     case write = 0
     /// A transaction's batch, or an `update`.
     case transaction = 1
-    /// A migration, whose identity the record carries too.
+    /// A migration, whose identity the record carries too (``Record/subject``).
     case migration = 2
     /// ``PreferencesStore/import(_:)``.
     case `import` = 3
@@ -57,4 +57,6 @@ enum CommitCause: UInt8, Sendable {
     case tool = 5
     /// ``PreferencesStore/restore(_:to:)``.
     case restore = 6
+    /// ``PreferencesSync``: a change another device made, whose identity the record carries too.
+    case sync = 7
 }

@@ -1,9 +1,10 @@
-/// The 40-byte header at the start of a snapshot, a log and a history file.
+/// The 40-byte header at the start of a snapshot, a log, a history file and a device's file of
+/// synced changes (``SyncFile``).
 ///
 /// ```
 ///  0  magic       8 bytes   89 50 52 45 46 0D 0A 1A  ("\x89PREF\r\n\x1A")
 ///  8  version     UInt16    the kind's format version (``Kind/currentVersion``)
-/// 10  kind        UInt16    0 snapshot, 1 log, 2 history
+/// 10  kind        UInt16    0 snapshot, 1 log, 2 history, 3 a device's file of synced changes
 /// 12  reserved    UInt32    0
 /// 16  generation  UInt64    the compaction that wrote the snapshot or started the log
 /// 24  bodyLength  UInt64    bytes after the header (0 in a log, which grows)
@@ -23,6 +24,7 @@ struct FileHeader: Equatable {
         case snapshot = 0
         case log = 1
         case history = 2
+        case syncChanges = 3
 
         /// The format version of this kind of file that the library writes.
         ///
@@ -34,6 +36,7 @@ struct FileHeader: Equatable {
             case .snapshot: 1
             case .log: 3
             case .history: 1
+            case .syncChanges: 1
             }
         }
 
@@ -41,7 +44,7 @@ struct FileHeader: Equatable {
         var oldestReadableVersion: Int {
             switch self {
             case .log: 2
-            case .snapshot, .history: currentVersion
+            case .snapshot, .history, .syncChanges: currentVersion
             }
         }
     }

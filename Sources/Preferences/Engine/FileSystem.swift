@@ -31,6 +31,8 @@ struct FileSystem: Sendable {
         case allocate = "allocate space for"
         case map
         case remove
+        case list
+        case watch
     }
 
     /// How far a file that ``replaceFile(at:with:ownedLike:persistence:)`` writes must reach stable
@@ -215,20 +217,34 @@ struct FileSystem: Sendable {
         guard let first = paths.first else { return [] }
         let directory = (first as NSString).deletingLastPathComponent
         let prefixes = paths.map { ($0 as NSString).lastPathComponent + infix }
+        return (try? fileNames(in: directory))?.filter { name in prefixes.contains(where: name.hasPrefix) }
+            .map { (directory as NSString).appendingPathComponent($0) } ?? []
+    }
+
+    /// The names of the entries of the folder at `path`, but `.` and `..`.
+    func fileNames(in path: String) throws(PreferencesError) -> [String] {
         // One pass of `readdir`: a `FileManager` listing costs far more for each file, which
         // opening a store in a fresh process would pay.
-        guard let stream = opendir(directory.isEmpty ? "." : directory) else { return [] }
-        var found: [String] = []
+        let directory = path.isEmpty ? "." : path
+        if let injected = fault(.list, directory) {
+            throw PreferencesError(
+                .fileOperationFailed(path: directory, operation: Operation.list.rawValue, errorNumber: injected))
+        }
+        guard let stream = opendir(directory) else {
+            throw PreferencesError(
+                .fileOperationFailed(path: directory, operation: Operation.list.rawValue, errorNumber: errno))
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
                 String(cString: bytes.bindMemory(to: CChar.self).baseAddress!)
             }
-            if prefixes.contains(where: name.hasPrefix) {
-                found.append((directory as NSString).appendingPathComponent(name))
+            if name != "." && name != ".." {
+                names.append(name)
             }
         }
-        closedir(stream)
-        return found
+        return names
     }
 
     func fileExists(at path: String) -> Bool {

@@ -6,10 +6,10 @@
 ///
 /// ```
 /// flags: UInt8  bit 0: a write identifier follows    bit 4: the writer's process id follows
-///               bit 1: a migration's identity follows bit 5: the writer's program follows
+///               bit 1: the cause's subject follows    bit 5: the writer's program follows
 ///               bit 2: a sequence number follows      bit 6: a cause follows
 ///               bit 3: a time follows                 bit 7: a change is kept out of history
-/// [writeIdentifier: string] [migration: string] [sequence: varint]
+/// [writeIdentifier: string] [subject: string] [sequence: varint]
 /// [time: Int64 LE, milliseconds since 1970] [processID: Int32 LE] [program: string] [cause: UInt8]
 /// count: varint, then each change: operation (bit 7: kept out of history), namespace, name, [value]
 /// ```
@@ -20,8 +20,9 @@ struct Record: Equatable, Sendable, LogContent {
     var changes: [EntryChange]
     /// The identifier the writer gave its transaction, if any.
     var writeIdentifier: String?
-    /// The identity of the migration that made this commit, if one did.
-    var migration: String?
+    /// What the cause names: the identity of the migration that made the commit, or the device a
+    /// synced change came from (``CommitCause/sync``); `nil` for the other causes.
+    var subject: String?
     /// The commit's number in its log, from 1 after each compaction; `nil` in a snapshot.
     ///
     /// A gap in the numbers, or a log that ends before the number the lock page acknowledged, shows
@@ -42,7 +43,7 @@ struct Record: Equatable, Sendable, LogContent {
 
     enum Flag {
         static let writeIdentifier: UInt8 = 1
-        static let migration: UInt8 = 2
+        static let subject: UInt8 = 2
         static let sequence: UInt8 = 4
         static let time: UInt8 = 8
         static let processID: UInt8 = 16
@@ -56,7 +57,7 @@ struct Record: Equatable, Sendable, LogContent {
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp) {
         let keepsNoHistory = changes.contains { $0.key.keepsNoHistory }
         Self.encodeHeader(
-            writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, stamp: stamp, cause: cause,
+            writeIdentifier: writeIdentifier, subject: subject, sequence: sequence, stamp: stamp, cause: cause,
             keepsNoHistory: keepsNoHistory, count: changes.count, into: &writer)
         for change in changes {
             Self.encode(change.key, change.value, into: &writer)
@@ -84,7 +85,7 @@ struct Record: Equatable, Sendable, LogContent {
     @inline(__always)
     fileprivate static func encodeHeader<Sink: ByteSink>(
         writeIdentifier: String?,
-        migration: String?,
+        subject: String?,
         sequence: UInt64?,
         stamp: borrowing CommitStamp,
         cause: CommitCause,
@@ -92,7 +93,7 @@ struct Record: Equatable, Sendable, LogContent {
         count: Int,
         into writer: inout Sink
     ) {
-        var flags = (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (migration == nil ? 0 : Flag.migration)
+        var flags = (writeIdentifier == nil ? 0 : Flag.writeIdentifier) | (subject == nil ? 0 : Flag.subject)
         flags |= (sequence == nil ? 0 : Flag.sequence) | (stamp.time == nil ? 0 : Flag.time)
         flags |= (stamp.processID == nil ? 0 : Flag.processID) | (stamp.program == nil ? 0 : Flag.program)
         flags |= (cause == .write ? 0 : Flag.cause) | (keepsNoHistory ? Flag.keepsNoHistory : 0)
@@ -100,8 +101,8 @@ struct Record: Equatable, Sendable, LogContent {
         if let writeIdentifier {
             writer.appendLengthPrefixed(writeIdentifier)
         }
-        if let migration {
-            writer.appendLengthPrefixed(migration)
+        if let subject {
+            writer.appendLengthPrefixed(subject)
         }
         if let sequence {
             writer.appendVarint(Int(sequence))
@@ -156,7 +157,7 @@ struct Record: Equatable, Sendable, LogContent {
         }
         self.changes = changes
         writeIdentifier = header.writeIdentifier
-        migration = header.migration
+        subject = header.subject
         sequence = header.sequence
         stamp = header.stamp
         cause = header.cause
@@ -177,7 +178,7 @@ struct Record: Equatable, Sendable, LogContent {
     struct Header {
         var flags: UInt8
         var writeIdentifier: String?
-        var migration: String?
+        var subject: String?
         var sequence: UInt64?
         var stamp = CommitStamp()
         var cause = CommitCause.write
@@ -188,7 +189,7 @@ struct Record: Equatable, Sendable, LogContent {
     static func readHeader(_ reader: inout ByteReader) throws(FormatError) -> Header {
         let flags = try reader.readByte()
         let writeIdentifier = flags & Flag.writeIdentifier == 0 ? nil : try reader.readLengthPrefixedString()
-        let migration = flags & Flag.migration == 0 ? nil : try reader.readLengthPrefixedString()
+        let subject = flags & Flag.subject == 0 ? nil : try reader.readLengthPrefixedString()
         let sequence = flags & Flag.sequence == 0 ? nil : UInt64(try reader.readVarint())
         var stamp = CommitStamp()
         if flags & Flag.time != 0 {
@@ -210,7 +211,7 @@ struct Record: Equatable, Sendable, LogContent {
         }
         let changeCount = try reader.readCount(minimumItemSize: 3)
         return Header(
-            flags: flags, writeIdentifier: writeIdentifier, migration: migration, sequence: sequence, stamp: stamp,
+            flags: flags, writeIdentifier: writeIdentifier, subject: subject, sequence: sequence, stamp: stamp,
             cause: cause, changeCount: changeCount)
     }
 
@@ -296,13 +297,13 @@ struct Record: Equatable, Sendable, LogContent {
     init(
         changes: [EntryChange],
         writeIdentifier: String? = nil,
-        migration: String? = nil,
+        subject: String? = nil,
         sequence: UInt64? = nil,
         cause: CommitCause = .write
     ) {
         self.changes = changes
         self.writeIdentifier = writeIdentifier
-        self.migration = migration
+        self.subject = subject
         self.sequence = sequence
         self.cause = cause
     }
@@ -349,7 +350,7 @@ extension EntryChange: LogContent {
     func encode<Sink: ByteSink>(into writer: inout Sink, sequence: UInt64?, stamp: borrowing CommitStamp) {
         let keepsNoHistory = key.keepsNoHistory
         Record.encodeHeader(
-            writeIdentifier: nil, migration: nil, sequence: sequence, stamp: stamp, cause: .write,
+            writeIdentifier: nil, subject: nil, sequence: sequence, stamp: stamp, cause: .write,
             keepsNoHistory: keepsNoHistory, count: 1, into: &writer)
         Record.encode(key, value, into: &writer)
     }

@@ -109,15 +109,15 @@ public enum HistoryCause: Sendable, Hashable {
     /// ``PreferencesStore/restore(_:to:)``.
     case restore
 
+    /// ``PreferencesSync``, applying a change another device made; `device` is its identifier.
+    case sync(device: String)
+
     init(_ record: Record) {
-        if let migration = record.migration {
-            self = .migration(id: migration)
-            return
-        }
         switch record.cause {
         case .write: self = .write
         case .transaction: self = .transaction
-        case .migration: self = .migration(id: "")
+        case .migration: self = .migration(id: record.subject ?? "")
+        case .sync: self = .sync(device: record.subject ?? "")
         case .import: self = .import
         case .reset: self = .reset
         case .tool: self = .tool

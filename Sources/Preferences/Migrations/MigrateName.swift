@@ -64,6 +64,7 @@ public struct MigrateName<Value: Sendable>: PreferencesMigration {
         guard preferences.storedValue(at: newPlace) != nil else {
             preferences.setStoredValue(stored, at: newPlace)
             preferences.setStoredValue(nil, at: oldPlace)
+            preferences.moveSyncVersion(from: oldPlace, to: newPlace)
             return .applied
         }
         switch policy {
@@ -73,6 +74,7 @@ public struct MigrateName<Value: Sendable>: PreferencesMigration {
         case .useOldValue:
             preferences.setStoredValue(stored, at: newPlace)
             preferences.setStoredValue(nil, at: oldPlace)
+            preferences.moveSyncVersion(from: oldPlace, to: newPlace)
             return .conflictResolved("replaced the value at the new key with the old one")
         case .fail:
             throw PreferencesError(

@@ -27,6 +27,22 @@ public enum ChangeOrigin: Sendable, Hashable {
     /// An administrator changed a managed setting: the key's value now comes from another layer,
     /// and nothing stored changed. See ``OverrideLayer/managed``.
     case managedSettings
+
+    /// ``PreferencesSync`` applied a change that another device made, in this process or another.
+    ///
+    /// `device` is the other device's identifier (``PreferencesSync/deviceID``).
+    case sync(device: String)
+}
+
+extension ChangeOrigin {
+    /// The origin a record's cause names, if it names one: a migration, or another device.
+    init?(_ record: Record) {
+        switch record.cause {
+        case .migration: self = .migration(id: record.subject ?? "")
+        case .sync: self = .sync(device: record.subject ?? "")
+        case .write, .transaction, .import, .reset, .tool, .restore: return nil
+        }
+    }
 }
 
 /// A change as the store records it for delivery: the new stored values, and where they came from.

@@ -21,6 +21,9 @@ extension PreferencesError {
         /// A value an import migration left out, recorded as applied without it: `code` says why
         /// (`typeMismatch`, `decodingFailed` or `invalidValue`).
         case skippedImportValue(migration: String, key: StoredKey, source: String, reason: String, code: Code)
+        /// A device's file in a sync folder that does not verify from `offset` on (code `damagedFile`).
+        case unverifiedSyncFile(path: String, offset: Int, reason: String)
+        case notSyncable(key: StoredKey?, reason: String)
 
         var code: Code {
             switch self {
@@ -39,6 +42,8 @@ extension PreferencesError {
             case .importFailed: .importFailed
             case .skippedImportValue(_, _, _, _, let code): code
             case .invalidValue: .invalidValue
+            case .unverifiedSyncFile: .damagedFile
+            case .notSyncable: .notSyncable
             }
         }
 
@@ -49,9 +54,10 @@ extension PreferencesError {
                 .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _, _),
                 .invalidValue(let key, _, _, _):
                 key
-            case .migrationFailed(_, let key, _), .importFailed(let key, _):
+            case .migrationFailed(_, let key, _), .importFailed(let key, _), .notSyncable(let key, _):
                 key
-            case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable, .unreadableSettings:
+            case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable, .unreadableSettings,
+                .unverifiedSyncFile:
                 nil
             }
         }
@@ -60,10 +66,10 @@ extension PreferencesError {
             switch self {
             case .damagedFile(let path, _), .unsupportedFormatVersion(let path, _, _),
                 .fileOperationFailed(let path, _, _), .storeUnavailable(let path, _),
-                .unreadableSettings(let path, _, _):
+                .unreadableSettings(let path, _, _), .unverifiedSyncFile(let path, _, _):
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
-                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue:
+                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue, .notSyncable:
                 nil
             }
         }
@@ -119,6 +125,11 @@ extension PreferencesError {
                     + (keepsEarlierSettings
                         ? "The settings it held when it last read still apply."
                         : "None of its settings apply until it reads.")
+            case .unverifiedSyncFile(let path, let offset, let reason):
+                "The sync file '\(path)' does not verify from byte \(offset) on: \(clause(reason)). Nothing of it "
+                    + "past that byte was applied; it is read again next round."
+            case .notSyncable(let key, let reason):
+                (key.map { "Key '\($0)' cannot sync" } ?? "Nothing can sync") + ": \(clause(reason))."
             }
         }
     }

@@ -96,6 +96,12 @@ extension PreferencesError {
         ///
         /// Nothing was imported. See ``PreferencesStore/import(_:)``.
         public static let importFailed = Code("importFailed")
+
+        /// A key cannot sync: it is declared ``PreferenceKey/withoutHistory()``, or no keys to
+        /// sync were given or recorded. See ``PreferencesSync``.
+        ///
+        /// Nothing was synced.
+        public static let notSyncable = Code("notSyncable")
     }
 }
 

@@ -153,6 +153,7 @@ extension PreferencesStore {
         durability: Durability? = nil,
         writeIdentifier: String? = nil,
         migration: String? = nil,
+        syncedFrom device: String? = nil,
         cause: CommitCause = .transaction
     ) throws(PreferencesError) {
         var conflicts: [(ResolvedKey, any Any.Type, any Any.Type)] = []
@@ -196,8 +197,8 @@ extension PreferencesStore {
                     }
                     guard !effective.isEmpty else { return }
                     let record = Record(
-                        changes: effective, writeIdentifier: writeIdentifier, migration: migration,
-                        cause: migration == nil ? cause : .migration)
+                        changes: effective, writeIdentifier: writeIdentifier, subject: migration ?? device,
+                        cause: migration != nil ? .migration : device != nil ? .sync : cause)
                     var paths = ObservationPaths()
                     try backend.commit(record, flushesToDisk: (durability ?? self.durability) == .synchronous) {
                         update, isCommitted in
@@ -211,7 +212,7 @@ extension PreferencesStore {
                     }
                     changeHub.enqueue(
                         record.changes,
-                        origin: migration.map { .migration(id: $0) } ?? .thisStore,
+                        origin: ChangeOrigin(record) ?? .thisStore,
                         writeIdentifier: writeIdentifier,
                         observationPaths: paths
                     )
@@ -340,7 +341,7 @@ extension PreferencesStore {
         for (record, paths) in zip(update.records, paths) {
             changeHub.enqueue(
                 record.changes,
-                origin: record.migration.map { .migration(id: $0) } ?? .elsewhere,
+                origin: ChangeOrigin(record) ?? .elsewhere,
                 writeIdentifier: record.writeIdentifier,
                 observationPaths: paths
             )

@@ -1,0 +1,195 @@
+public import Foundation
+
+/// Keeps chosen keys of a store the same on every device that shares a folder.
+///
+/// ```swift
+/// let sync = try PreferencesSync(store: store, keys: [.theme, .fontSize], folder: iCloudDriveFolder)
+/// try sync.start()   // a round now, then one whenever a synced key or the folder changes
+/// ```
+///
+/// Each device appends its changes to a file of its own in the folder, and reads the other
+/// devices' files: the program that moves the folder between devices (iCloud Drive, Dropbox,
+/// Syncthing, a network home folder) never sees two devices change one file. Each change is
+/// stamped with a hybrid logical clock and the device that made it, and for each key the latest
+/// change wins on every device, a removal as much as a write. A change that arrives is committed
+/// through the store like any other, with the origin ``ChangeOrigin/sync(device:)``: observers,
+/// the Observation framework and the history see it.
+///
+/// Only the keys given sync. A store's first round takes the other devices' values before
+/// offering its own, so that a new device cannot overwrite what the user chose elsewhere; no
+/// round offers a value the store only has by default. A key a managed
+/// setting forces is left alone while it is forced. See <doc:Syncing>.
+///
+/// Several processes of one device may sync the same store and folder: a round runs with the
+/// store's writers locked out, everywhere.
+public final class PreferencesSync: Sendable {
+    /// The store whose keys sync.
+    public let store: PreferencesStore
+
+    /// The folder the devices share.
+    public let folder: URL
+
+    /// This store's device identifier: made by the store's first sync, and kept in the store.
+    ///
+    /// Each device's file in the folder is named after it; ``ChangeOrigin/sync(device:)`` and
+    /// ``HistoryCause/sync(device:)`` name the device a change came from by it.
+    public let deviceID: String
+
+    /// The keys that sync, as the store stores them.
+    let keys: [ResolvedKey]
+
+    /// What a session keeps between rounds.
+    struct Session {
+        var folder: SyncFolder
+        var clock = HybridClock()
+        /// The latest version of each synced key that any file in the folder holds, as far as read.
+        var versionsInFolder: [ResolvedKey: SyncVersion] = [:]
+        /// Keys changed in the store since the last round; `nil` until a first round looked at them all.
+        var changedKeys: Set<ResolvedKey>?
+    }
+
+    let session: Locked<Session>
+    let watching = Locked<SyncWatcher?>(nil)
+
+    /// Prepares to sync `keys` of `store` through `folder`, giving the store a device identifier if
+    /// it has none.
+    ///
+    /// Nothing is read from or written to the folder until the first round.
+    ///
+    /// - Parameters:
+    ///   - store: The store whose keys sync.
+    ///   - keys: The keys that sync; no others do.
+    ///   - folder: A folder every device can reach, created if missing.
+    /// - Throws: A ``PreferencesError`` with code ``PreferencesError/Code/notSyncable`` for a key
+    ///   declared ``PreferenceKey/withoutHistory()`` (what is kept out of the history is kept on
+    ///   the device), or the error that kept the device identifier from being stored.
+    public convenience init(store: PreferencesStore, keys: [PreferenceKeys], folder: URL) throws {
+        var resolved: [ResolvedKey] = []
+        for key in keys {
+            let place = key.resolvedKey(appNamespace: store.appNamespace)
+            if place.keepsNoHistory {
+                throw PreferencesError(
+                    .notSyncable(
+                        key: store.storedKey(for: place),
+                        reason:
+                            "it is declared withoutHistory(), and what is kept out of the history stays on the device"
+                    ))
+            }
+            resolved.append(place)
+        }
+        try self.init(store: store, resolvedKeys: resolved, folder: folder)
+    }
+
+    /// Prepares to sync the keys the app last synced the store with: what `prefs sync` does.
+    package convenience init(syncingRecordedKeysOf store: PreferencesStore, folder: URL) throws {
+        let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey))
+        guard !keys.isEmpty else {
+            throw PreferencesError(
+                .notSyncable(key: nil, reason: "no app has synced this store, so it records no keys to sync"))
+        }
+        try self.init(store: store, resolvedKeys: keys, folder: folder)
+    }
+
+    private init(store: PreferencesStore, resolvedKeys: [ResolvedKey], folder: URL) throws {
+        let keys = Array(Set(resolvedKeys)).sorted()
+        let device = try store.withWriteLock {
+            try store.withExclusiveAccess { () throws -> String in
+                var changes: [PendingChange] = []
+                var device: String
+                if case .string(let stored)? = store.storedValue(at: SyncState.deviceKey),
+                    SyncFile.isDeviceIdentifier(stored)
+                {
+                    device = stored
+                } else {
+                    device = UUID().uuidString
+                    changes.append(PendingChange(key: SyncState.deviceKey, value: .string(device), valueType: nil))
+                }
+                let recorded = SyncState.stored(keys: keys)
+                if store.storedValue(at: SyncState.keysKey) != recorded {
+                    changes.append(PendingChange(key: SyncState.keysKey, value: recorded, valueType: nil))
+                }
+                if !changes.isEmpty {
+                    try store.commit(changes)
+                }
+                return device
+            }
+        }
+        self.store = store
+        self.folder = folder
+        self.keys = keys
+        deviceID = device
+        session = Locked(
+            Session(folder: SyncFolder(path: folder.path, device: device, ownedLike: store.backend.location)))
+    }
+
+    deinit {
+        watching.withLock { $0 }?.stop()
+    }
+
+    /// Runs one round now: reads what the other devices changed, applies the changes that win, and
+    /// offers this device's.
+    ///
+    /// - Returns: What the round received and sent, and the files it skipped.
+    /// - Throws: A ``PreferencesError`` if the folder or the store could not be read or written.
+    ///   What a round committed before it failed stays, and the next round finishes the rest.
+    @discardableResult
+    public func synchronize() throws -> SyncReport {
+        try runRound(lookingAtEveryKey: true)
+    }
+
+    /// Syncs from now on: a round now, then one whenever a synced key changes in the store, in
+    /// any process, or a file in the folder changes. Problems are reported through the store's
+    /// ``PreferencesStore/errors``.
+    ///
+    /// The folder is watched with the platform's file events (inotify on Linux, a dispatch source
+    /// on Apple platforms); nothing polls. Calling it again while syncing does nothing.
+    ///
+    /// - Throws: A ``PreferencesError`` if the folder cannot be watched, or the first round fails.
+    public func start() throws {
+        let watcher = try watching.withLock { (watcher: inout SyncWatcher?) throws -> SyncWatcher? in
+            guard watcher == nil else { return nil }
+            watcher = try SyncWatcher(sync: self)
+            return watcher
+        }
+        guard let watcher else { return }
+        do {
+            try synchronize()
+        } catch {
+            stop()
+            throw error
+        }
+        watcher.run()
+    }
+
+    /// Stops syncing; a round under way finishes first. The folder and the store keep what was
+    /// synced. Called when the sync is released.
+    public func stop() {
+        watching.withLock { watcher in
+            defer { watcher = nil }
+            return watcher
+        }?.stop()
+    }
+
+    /// What the store has changed since the last round, for the next one to look at.
+    func noteChanged(_ changes: [EntryChange]) {
+        session.withLock { session in
+            guard session.changedKeys != nil else { return }
+            for change in changes {
+                session.changedKeys?.insert(change.key)
+            }
+        }
+    }
+}
+
+/// What a round of ``PreferencesSync`` did.
+public struct SyncReport: Sendable, Hashable {
+    /// The keys whose values the other devices' changes set, or removed.
+    public let received: [StoredKey]
+
+    /// The keys whose changes on this device the round offered to the others.
+    public let sent: [StoredKey]
+
+    /// The other devices' files skipped because they do not verify, each reported once: damaged,
+    /// or still being copied into the folder. They are read again next round.
+    public let problems: [PreferencesError]
+}

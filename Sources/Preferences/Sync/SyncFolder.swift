@@ -1,0 +1,164 @@
+import Foundation
+
+/// The folder that devices share to sync: each device's file in it (``SyncFile``), read from where
+/// the last read ended, and this device's file, appended to and written whole.
+///
+/// Not thread-safe: ``PreferencesSync`` calls it under its own lock, and with the store's writers
+/// locked out, so that the processes of one device take turns with their device's file.
+final class SyncFolder {
+    let path: String
+    /// This device's identifier.
+    let device: String
+    /// The file whose owner and mode a new file of this device takes: the store's.
+    private let template: String
+    private let fileSystem: FileSystem
+
+    /// How far each device's file was read, and the generation it had then.
+    private var cursors: [String: (generation: UInt64, end: Int)] = [:]
+    /// The files found damaged, with their size then: a damage is reported once, not each round.
+    private var reportedDamage: [String: Int] = [:]
+
+    /// How many versions this device's file holds, and how many keys they are of.
+    private(set) var ownFileVersionCount = 0
+
+    init(path: String, device: String, ownedLike template: String, fileSystem: FileSystem = FileSystem()) {
+        self.path = path
+        self.device = device
+        self.template = template
+        self.fileSystem = fileSystem
+    }
+
+    /// The path of this device's file.
+    var ownFilePath: String { filePath(of: device) }
+
+    private func filePath(of device: String) -> String {
+        (path as NSString).appendingPathComponent(device + SyncFile.suffix)
+    }
+
+    /// What ``readChanges()`` found.
+    struct Changes {
+        /// The versions the files gained since the last read, this device's own file's included.
+        var entries: [SyncFile.Entry] = []
+        /// Files skipped because they do not verify, reported once each.
+        var problems: [PreferencesError] = []
+        /// Whether this device's file must be written whole before anything is appended to it:
+        /// there is none, or it does not verify.
+        var ownFileNeedsRewrite = false
+    }
+
+    /// Reads the versions each device's file gained since the last read.
+    ///
+    /// A file that does not verify from where the last read ended is skipped whole, and read again
+    /// next time: it may be one the program that copies the folder has not finished copying.
+    func readChanges() throws(PreferencesError) -> Changes {
+        var changes = Changes()
+        try fileSystem.createDirectory(at: path)
+        var ownFileSeen = false
+        for name in try fileSystem.fileNames(in: path) {
+            guard let device = SyncFile.device(named: name) else { continue }
+            let isOwn = device == self.device
+            ownFileSeen = ownFileSeen || isOwn
+            let filePath = filePath(of: device)
+            guard let file = try fileSystem.openExisting(at: filePath, readOnly: true) else {
+                // Renamed over or removed since the listing: the next read finds what replaced it.
+                continue
+            }
+            let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
+            let generation: UInt64
+            switch FileHeader.check(header, expecting: .syncChanges) {
+            case .valid(let valid):
+                generation = valid.generation
+            case .newerVersion(let version):
+                report(
+                    PreferencesError(
+                        .unsupportedFormatVersion(
+                            path: filePath, found: version, supported: FileHeader.Kind.syncChanges.currentVersion)),
+                    for: filePath, size: header.count, into: &changes.problems)
+                continue
+            case .damaged(let reason):
+                changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || isOwn
+                report(
+                    PreferencesError(.unverifiedSyncFile(path: filePath, offset: 0, reason: reason)), for: filePath,
+                    size: header.count, into: &changes.problems)
+                continue
+            }
+            var start = FileHeader.size
+            if let cursor = cursors[device], cursor.generation == generation {
+                start = cursor.end
+            } else if isOwn {
+                ownFileVersionCount = 0
+            }
+            let size = try fileSystem.status(of: file).size
+            guard size != start else { continue }
+            // The whole file, so that a frame is checked against the bytes around it as it lies.
+            let bytes = header + (try fileSystem.contents(of: file, from: FileHeader.size))
+            switch SyncFile.read(bytes, from: start) {
+            case .verified(let entries, let end):
+                cursors[device] = (generation, end)
+                reportedDamage[filePath] = nil
+                changes.entries += entries
+                if isOwn {
+                    ownFileVersionCount += entries.count
+                }
+            case .damaged(let offset, let reason):
+                changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || isOwn
+                report(
+                    PreferencesError(.unverifiedSyncFile(path: filePath, offset: offset, reason: reason)),
+                    for: filePath, size: bytes.count, into: &changes.problems)
+            }
+        }
+        changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || !ownFileSeen
+        return changes
+    }
+
+    private func report(
+        _ problem: PreferencesError, for path: String, size: Int, into problems: inout [PreferencesError]
+    ) {
+        guard reportedDamage[path] != size else { return }
+        reportedDamage[path] = size
+        problems.append(problem)
+    }
+
+    /// Appends one round's versions to this device's file, and flushes them to stable storage.
+    ///
+    /// The file must exist and verify (``readChanges()``): otherwise write it whole instead.
+    func append(_ entries: [SyncFile.Entry]) throws(PreferencesError) {
+        guard !entries.isEmpty else { return }
+        guard let file = try fileSystem.openExisting(at: ownFilePath, readOnly: false) else {
+            throw PreferencesError(
+                .fileOperationFailed(
+                    path: ownFilePath, operation: FileSystem.Operation.open.rawValue, errorNumber: ENOENT))
+        }
+        let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
+        guard case .valid(let valid) = FileHeader.check(header, expecting: .syncChanges),
+            let cursor = cursors[device], cursor.generation == valid.generation
+        else {
+            throw PreferencesError(
+                .storeUnavailable(path: ownFilePath, reason: "the device's file changed since it was last read"))
+        }
+        var writer = ByteWriter()
+        SyncFile.appendFrame(entries, to: &writer)
+        try fileSystem.store(writer.bytes, in: file, at: cursor.end)
+        try fileSystem.truncate(file, to: cursor.end + writer.count)
+        try fileSystem.synchronize(file)
+        cursors[device] = (valid.generation, cursor.end + writer.count)
+        ownFileVersionCount += entries.count
+    }
+
+    /// Writes this device's file whole, with `entries`, and renames it over the one there.
+    ///
+    /// - Returns: A failure to flush the folder after the rename, which does not undo it.
+    func rewriteOwnFile(_ entries: [SyncFile.Entry]) throws(PreferencesError) -> PreferencesError? {
+        let generation = UInt64.random(in: 1...UInt64.max)
+        var writer = ByteWriter()
+        if !entries.isEmpty {
+            SyncFile.appendFrame(entries, to: &writer)
+        }
+        let bytes = SyncFile.header(generation: generation) + writer.bytes
+        let problem = try fileSystem.replaceFile(at: ownFilePath, with: bytes, ownedLike: template)
+        cursors[device] = (generation, bytes.count)
+        reportedDamage[ownFilePath] = nil
+        ownFileVersionCount = entries.count
+        return problem
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// One version of a synced key's value: what a device published, and what decides which of two
+/// versions every device keeps.
+///
+/// The later ``stamp`` wins; between equal stamps, the greater ``device``. Every device compares
+/// the same way, so every device that has seen the same versions keeps the same one. A removal is
+/// a version too (a `nil` ``value``), and wins as a write does: a removal that is newer is never
+/// undone by an older write arriving late.
+struct SyncVersion: Equatable, Sendable {
+    /// A hybrid logical clock reading (``HybridClock``).
+    var stamp: UInt64
+    /// The identifier of the device that made the change.
+    var device: String
+    /// The value as stored; `nil` for a removal.
+    var value: StoredValue?
+
+    /// Whether this version wins over `other`.
+    func isNewer(than other: SyncVersion?) -> Bool {
+        guard let other else { return true }
+        return stamp != other.stamp ? stamp > other.stamp : device > other.device
+    }
+
+    /// Whether `other` is this same version: the same change by the same device.
+    func isSameChange(as other: SyncVersion?) -> Bool {
+        other.map { $0.stamp == stamp && $0.device == device } ?? false
+    }
+}
+
+extension SyncVersion {
+    /// Writes the version: its stamp, its device, then the value's presence and the value.
+    func write(to writer: inout some ByteSink) {
+        writer.append(stamp)
+        writer.appendLengthPrefixed(device)
+        if let value {
+            writer.append(UInt8(1))
+            value.write(to: &writer)
+        } else {
+            writer.append(UInt8(0))
+        }
+    }
+
+    /// Reads what ``write(to:)`` wrote.
+    init(from reader: inout ByteReader) throws(FormatError) {
+        stamp = try reader.readUInt64()
+        device = try reader.readLengthPrefixedString()
+        let at = reader.position
+        switch try reader.readByte() {
+        case 0: value = nil
+        case 1: value = try StoredValue(from: &reader)
+        default: throw .malformed("unknown presence of a value", at: at)
+        }
+    }
+}
+
+/// A hybrid logical clock: readings that follow the wall clock in milliseconds, and still increase
+/// when the wall clock stands still or goes back, or another device's clock runs ahead.
+///
+/// A reading is the time in milliseconds since 1970 shifted left 16 bits, plus a counter in the low
+/// 16 bits. ``tick()`` gives a reading later than every reading given or seen; ``see(_:)`` takes in
+/// another device's reading. A change made after another was seen is thereby stamped later, even
+/// when the device that made it has a clock that is behind.
+struct HybridClock: Sendable {
+    private(set) var last: UInt64 = 0
+
+    /// A reading later than the wall clock's and than every reading given or seen.
+    mutating func tick() -> UInt64 {
+        let wall = UInt64(max(0, CommitStamp.now() ?? 0)) << 16
+        last = max(last + 1, wall)
+        return last
+    }
+
+    /// Takes in a reading another device made.
+    mutating func see(_ reading: UInt64) {
+        last = max(last, reading)
+    }
+
+    /// The wall-clock time a reading stands for.
+    static func date(of reading: UInt64) -> Date {
+        Date(timeIntervalSince1970: Double(reading >> 16) / 1000)
+    }
+}

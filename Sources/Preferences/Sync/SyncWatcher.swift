@@ -1,0 +1,93 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs a round of a ``PreferencesSync`` whenever one of its keys changes in the store, in any
+/// process, or a file in its folder changes: what ``PreferencesSync/start()`` sets going.
+///
+/// Rounds run one at a time on a queue of their own; changes that arrive while one is queued or
+/// under way ask for one more, not one each. The folder is watched with the platform's file
+/// events (``FolderEvents``); the store with an observer of the synced keys, which leaves out
+/// the changes sync itself applied.
+final class SyncWatcher: Sendable {
+    private let queue = DispatchQueue(label: "Preferences.PreferencesSync")
+    private let events: FolderEvents
+    private struct State {
+        var observation: PreferencesObservation?
+        var isRoundQueued = false
+        var isStopped = false
+    }
+    private let state = Locked(State())
+    private weak let sync: PreferencesSync?
+
+    init(sync: PreferencesSync) throws(PreferencesError) {
+        self.sync = sync
+        let path = sync.folder.path
+        try FileSystem().createDirectory(at: path)
+        events = try FolderEvents(watching: path, ignoring: sync.deviceID + SyncFile.suffix, queue: queue)
+        queue.setSpecific(key: Self.queueKey, value: true)
+    }
+
+    /// Starts watching the folder and the store.
+    func run() {
+        guard let sync else { return }
+        let observation = sync.store.addObserver(.keys(Set(sync.keys))) { [weak self] change in
+            if case .sync = change.origin { return }
+            sync.noteChanged(change.changes)
+            self?.requestRound()
+        }
+        let isStopped = state.withLock { state in
+            state.observation = state.isStopped ? nil : observation
+            return state.isStopped
+        }
+        if isStopped {
+            observation.cancel()
+        } else {
+            events.resume { [weak self] in self?.requestRound() }
+        }
+    }
+
+    /// Stops watching. Waits for a round under way unless called from one (the sync released as
+    /// its round ends).
+    func stop() {
+        let observation = state.withLock { state in
+            state.isStopped = true
+            defer { state.observation = nil }
+            return state.observation
+        }
+        observation?.cancel()
+        events.cancel()
+        if DispatchQueue.getSpecific(key: Self.queueKey) == nil {
+            queue.sync {}
+        }
+    }
+
+    private static let queueKey = DispatchSpecificKey<Bool>()
+
+    private func requestRound() {
+        let isNew = state.withLock { state in
+            defer { state.isRoundQueued = true }
+            return !state.isRoundQueued && !state.isStopped
+        }
+        guard isNew else { return }
+        queue.async { [weak self] in
+            guard let self else { return }
+            let isStopped = self.state.withLock { state in
+                state.isRoundQueued = false
+                return state.isStopped
+            }
+            guard !isStopped, let sync = self.sync else { return }
+            do {
+                let report = try sync.runRound(lookingAtEveryKey: false)
+                sync.store.errorChannel.report(report.problems)
+            } catch let error as PreferencesError {
+                sync.store.errorChannel.report(error)
+            } catch {
+                preconditionFailure("a round throws only PreferencesError, not \(error)")
+            }
+        }
+    }
+}
