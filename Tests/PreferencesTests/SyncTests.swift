@@ -34,9 +34,10 @@ private struct Device {
     }
 }
 
-/// Two and three devices, each a store of its own, sharing a folder in one process: what wins,
-/// what is sent and what is not, damage, and versions of the app that differ. The same with
-/// separate processes is in ``SyncProcessTests``.
+/// Two and three devices, each a store of its own, sharing a folder in one process.
+///
+/// What wins, what is sent and what is not, damage, and versions of the app that differ. The same
+/// with separate processes is in ``SyncProcessTests``.
 @Suite struct SyncTests {
     @Test func aChangeOnOneDeviceReachesTheOtherWithItsDeviceAsOrigin() throws {
         let folder = try TemporaryDirectory()

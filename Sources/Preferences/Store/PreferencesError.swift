@@ -97,10 +97,10 @@ extension PreferencesError {
         /// Nothing was imported. See ``PreferencesStore/import(_:)``.
         public static let importFailed = Code("importFailed")
 
-        /// A key cannot sync: it is declared ``PreferenceKey/withoutHistory()``, or no keys to
-        /// sync were given or recorded. See ``PreferencesSync``.
+        /// A key cannot sync, or there is nothing to sync.
         ///
-        /// Nothing was synced.
+        /// The key is declared ``PreferenceKey/withoutHistory()``, or no keys to sync were given or
+        /// recorded. Nothing was synced. See ``PreferencesSync``.
         public static let notSyncable = Code("notSyncable")
     }
 }

@@ -7,8 +7,10 @@ import Foundation
     import Glibc
 #endif
 
-/// Says when a file in a folder was created, changed, renamed or removed, from the platform's
-/// file events: inotify on Linux, a Dispatch source on the folder on Apple platforms. Nothing polls.
+/// Says when a file in a folder was created, changed, renamed or removed.
+///
+/// From the platform's file events: inotify on Linux, a Dispatch source on the folder on Apple
+/// platforms. Nothing polls.
 ///
 /// On Linux, events that only concern the file named `ignoring` (this device's own, which only
 /// its rounds write) are left out, so that a round's own append does not ask for another round.

@@ -137,9 +137,10 @@ public final class PreferencesSync: Sendable {
         try runRound(lookingAtEveryKey: true)
     }
 
-    /// Syncs from now on: a round now, then one whenever a synced key changes in the store, in
-    /// any process, or a file in the folder changes. Problems are reported through the store's
-    /// ``PreferencesStore/errors``.
+    /// Syncs from now on.
+    ///
+    /// A round now, then one whenever a synced key changes in the store, in any process, or a file
+    /// in the folder changes. Problems are reported through the store's ``PreferencesStore/errors``.
     ///
     /// The folder is watched with the platform's file events (inotify on Linux, a dispatch source
     /// on Apple platforms); nothing polls. Calling it again while syncing does nothing.
@@ -161,8 +162,10 @@ public final class PreferencesSync: Sendable {
         watcher.run()
     }
 
-    /// Stops syncing; a round under way finishes first. The folder and the store keep what was
-    /// synced. Called when the sync is released.
+    /// Stops syncing.
+    ///
+    /// A round under way finishes first. The folder and the store keep what was synced. Called
+    /// when the sync is released.
     public func stop() {
         watching.withLock { watcher in
             defer { watcher = nil }
@@ -189,7 +192,8 @@ public struct SyncReport: Sendable, Hashable {
     /// The keys whose changes on this device the round offered to the others.
     public let sent: [StoredKey]
 
-    /// The other devices' files skipped because they do not verify, each reported once: damaged,
-    /// or still being copied into the folder. They are read again next round.
+    /// The other devices' files skipped because they do not verify, each reported once.
+    ///
+    /// A file is damaged, or still being copied into the folder. It is read again next round.
     public let problems: [PreferencesError]
 }

@@ -50,8 +50,9 @@ final class SyncWatcher: Sendable {
         }
     }
 
-    /// Stops watching. Waits for a round under way unless called from one (the sync released as
-    /// its round ends).
+    /// Stops watching.
+    ///
+    /// Waits for a round under way unless called from one (the sync released as its round ends).
     func stop() {
         let observation = state.withLock { state in
             state.isStopped = true
