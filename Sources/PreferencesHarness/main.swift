@@ -39,6 +39,12 @@ import PreferencesHarnessKit
 //   preferences-harness migrate STORE ACKS COUNT
 //       Runs NumberedMigrations 0 ..< COUNT one call each, appending "N\n" to ACKS once
 //       migration N has returned.
+//   preferences-harness sync STORE FOLDER
+//       Runs one round syncing SyncedKeys through FOLDER, and prints "received R sent S problems P".
+//   preferences-harness sync-writes STORE FOLDER DEVICE COUNT [ACKS]
+//       As device DEVICE (0, 1 or 2): for N in 1...COUNT (forever when COUNT is 0), sets
+//       SyncedKeys.shared to "DEVICE-N" and SyncedKeys.own(DEVICE) to N, then runs a round, then
+//       appends "N\n" to ACKS with one write(2).
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("preferences-harness: \(message)\n".utf8))
@@ -154,6 +160,33 @@ do {
             guard line.withUnsafeBytes({ write(acks, $0.baseAddress, $0.count) }) == line.count else {
                 fail("cannot acknowledge migration \(index)")
             }
+        }
+    case "sync":
+        guard arguments.count == 3 else { fail("sync needs STORE FOLDER") }
+        let store = try PreferencesStore(fileURL: storeURL)
+        let report = try SyncedKeys.sync(store, through: URL(fileURLWithPath: arguments[2])).synchronize()
+        print("received \(report.received.count) sent \(report.sent.count) problems \(report.problems.count)")
+    case "sync-writes":
+        guard arguments.count >= 5, let device = Int(arguments[3]), let count = Int(arguments[4]) else {
+            fail("sync-writes needs STORE FOLDER DEVICE COUNT [ACKS]")
+        }
+        let store = try PreferencesStore(fileURL: storeURL)
+        let sync = try SyncedKeys.sync(store, through: URL(fileURLWithPath: arguments[2]))
+        let acks = arguments.count > 5 ? open(arguments[5], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) : -1
+        var number = 1
+        while count == 0 || number <= count {
+            try store.transaction { preferences in
+                preferences[SyncedKeys.shared] = "\(device)-\(number)"
+                preferences[SyncedKeys.own(device)] = number
+            }
+            try sync.synchronize()
+            if acks >= 0 {
+                let line = Array("\(number)\n".utf8)
+                guard line.withUnsafeBytes({ write(acks, $0.baseAddress, $0.count) }) == line.count else {
+                    fail("cannot acknowledge write \(number)")
+                }
+            }
+            number += 1
         }
     case "userdefaults":
         // Writes a suite as an app using Foundation's UserDefaults would; STORE is the suite's name.
