@@ -2,11 +2,13 @@ import Foundation
 import Preferences
 
 // A tour of the library: migrations that run once, keys of each kind, one transaction per
-// launch, values that are still there next time, the history of a key's changes, and launch
-// arguments that override values for one run. Run it twice, then once with an override.
+// launch, values that are still there next time, the history of a key's changes, launch
+// arguments that override values for one run, and sync. Run it twice, then once with an override.
 //
 //     swift run preferences-demo [--store PATH] [-zoomPercent 150]
 //     swift run preferences-demo --watch [--store PATH]   (prints changes as other runs make them)
+//     swift run preferences-demo --store A.store --sync-folder FOLDER
+//     swift run preferences-demo --store B.store --sync-folder FOLDER   (B takes A's nickname)
 //
 // The store is `PreferencesStore.standard` unless a path is given with `--store` or in the
 // environment variable PREFERENCES_DEMO_STORE.
@@ -42,10 +44,16 @@ extension PreferenceKeys {
     )
 }
 
-func storeLocation() -> URL? {
+/// The value given after `option` on the command line, if any.
+func argument(after option: String) -> String? {
     let arguments = CommandLine.arguments
-    if let index = arguments.firstIndex(of: "--store"), index + 1 < arguments.count {
-        return URL(fileURLWithPath: arguments[index + 1])
+    guard let index = arguments.firstIndex(of: option), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func storeLocation() -> URL? {
+    if let path = argument(after: "--store") {
+        return URL(fileURLWithPath: path)
     }
     if let path = ProcessInfo.processInfo.environment["PREFERENCES_DEMO_STORE"], !path.isEmpty {
         return URL(fileURLWithPath: path)
@@ -66,8 +74,33 @@ func openStore() throws -> PreferencesStore {
     }
 }
 
+/// Syncs the appearance, the nickname and the zoom with the other stores that sync through
+/// `folder`; names the nickname after this device if no device has named it yet.
+func syncDemo(_ store: PreferencesStore, through folder: URL) throws {
+    let sync = try PreferencesSync(store: store, keys: [.appearance, .nickname, .zoomPercent], folder: folder)
+    let device = sync.deviceID.prefix(8)
+    var reports = [try sync.synchronize()]
+    if store[.nickname] == nil {
+        // After the first round: a device that is new takes the others' values before offering its own.
+        store[.nickname] = "named on device \(device)"
+        reports.append(try sync.synchronize())
+    }
+    for problem in reports.flatMap(\.problems) {
+        print("! \(problem)")
+    }
+    func names(_ keys: [StoredKey]) -> String {
+        keys.isEmpty ? "nothing" : keys.map(\.description).joined(separator: ", ")
+    }
+    print("Synced through \(folder.path) as device \(device):")
+    print("  received: \(names(reports.flatMap(\.received)))")
+    print("  sent: \(names(reports.flatMap(\.sent)))")
+    let cause = try store.history(for: .nickname).first?.cause
+    let origin = if case .sync(let device)? = cause { "from device \(device.prefix(8))" } else { "made here" }
+    print("  nickname: \(store[.nickname] ?? "none") (\(origin))")
+}
+
 if CommandLine.arguments.contains("--help") {
-    print("usage: preferences-demo [--watch] [--store PATH] [-name value ...]")
+    print("usage: preferences-demo [--watch] [--store PATH] [--sync-folder FOLDER] [-name value ...]")
     exit(0)
 }
 
@@ -138,6 +171,9 @@ do {
         let value = if case .value(let appearance) = change.value { appearance.rawValue } else { "(removed)" }
         let when = change.date.map { ISO8601DateFormatter().string(from: $0) } ?? "(no time)"
         print("  \(when)  \(value)  (\(change.cause), \(change.entry.program ?? "?")[\(change.entry.processID ?? 0)])")
+    }
+    if let folder = argument(after: "--sync-folder") {
+        try syncDemo(store, through: URL(fileURLWithPath: folder, isDirectory: true))
     }
     print("Run me again: the launch count goes up.")
 } catch {

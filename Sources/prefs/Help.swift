@@ -20,6 +20,7 @@ enum Help {
           schema STORE [--format json|plist] the keys the app declared: types, defaults, summaries
           log STORE [KEY] [--since DATE]     the changes the store's history keeps, newest first
           restore STORE KEY --to N           write back the value of KEY's Nth change in 'prefs log'
+          sync STORE FOLDER                  one round of sync with the devices sharing FOLDER
 
         STORE is a store's file path, or --standard IDENTIFIER for the standard store of the program
         with that bundle identifier or process name. KEY is namespace:name (app:theme, global:flag,
@@ -100,7 +101,7 @@ enum Help {
                prefs log STORE --clear
 
         Prints the changes the store's history keeps, newest first, one a line: when, the key, the value
-        before and after, why (write, transaction, migration, import, reset, tool, restore), and the program
+        before and after, why (write, transaction, migration, import, reset, tool, restore, sync), and the program
         and process that made it. Changes are numbered per key, 1 the newest, for 'prefs restore'. DATE is
         ISO 8601 (2026-11-27, or 2026-11-27T09:30:00Z). The value before the oldest change kept is not known.
         --clear removes the whole history and keeps every value.
@@ -114,8 +115,17 @@ enum Help {
         "watch": """
         usage: prefs watch STORE [KEY] [--json]
 
-        Prints each change as it is made, by this or any other process, until interrupted. With --json,
-        one JSON object per line.
+        Prints each change as it is made, by this or any other process, until interrupted, with where it
+        came from: this store, another process, a migration, managed settings, or the device a synced
+        change was made on. With --json, one JSON object per line.
+        """,
+        "sync": """
+        usage: prefs sync STORE FOLDER [--json]
+
+        Runs one round of sync through FOLDER, with the keys the app last synced the store with: reads the
+        other devices' files, applies the changes that win, and offers the store's own. Prints the keys
+        received and sent; files skipped because they do not verify are reported on standard error. Exits
+        1 if no app has synced the store.
         """,
     ]
 }

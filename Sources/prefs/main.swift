@@ -27,6 +27,7 @@ func run() -> ExitCode {
         case "schema": return try commands.schema()
         case "log": return try commands.log()
         case "restore": return try commands.restore()
+        case "sync": return try commands.sync()
         default:
             throw ToolError(.usage, "unknown command '\(invocation.command)'. Run 'prefs --help' for the commands.")
         }

@@ -35,6 +35,31 @@ struct DemoTests {
         #expect(third.contains("zoomPercent: 150 (from the launch argument)"))
     }
 
+    @Test func twoStoresSyncThroughAFolder() throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.url.appendingPathComponent("synced").path
+        let first = directory.url.appendingPathComponent("a.store").path
+        let second = directory.url.appendingPathComponent("b.store").path
+        let (firstStatus, firstOutput, firstErrors) = try runDemo(arguments: [
+            "--store", first, "--sync-folder", folder,
+        ])
+        #expect(firstStatus == 0, "\(firstErrors)")
+        #expect(firstOutput.contains("sent: app:appearance, app:nickname"))
+        let named = firstOutput.split(separator: "\n").first { $0.contains("nickname: named on device") }
+        #expect(named?.hasSuffix("(made here)") == true, "\(firstOutput)")
+
+        let (secondStatus, secondOutput, secondErrors) = try runDemo(arguments: [
+            "--store", second, "--sync-folder", folder,
+        ])
+        #expect(secondStatus == 0, "\(secondErrors)")
+        #expect(secondOutput.contains("received: app:nickname\n"))
+        #expect(secondOutput.contains("sent: nothing"))
+        let taken = secondOutput.split(separator: "\n").first { $0.contains("nickname: named on device") }
+        // The second store took the first's nickname, and says which device it came from.
+        #expect(taken?.split(separator: "(").first == named?.split(separator: "(").first, "\(secondOutput)")
+        #expect(taken?.contains("(from device") == true)
+    }
+
     @Test func aDamagedStoreIsReportedAndRecovered() throws {
         let directory = try TemporaryDirectory()
         let store = directory.storeURL.path

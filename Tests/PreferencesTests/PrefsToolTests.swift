@@ -384,6 +384,37 @@ struct PrefsToolTests {
         watcher.waitFor("app:count = 8  (from another process)")
     }
 
+    @Test func syncRunsARoundWithTheKeysTheAppSyncedAndWatchNamesTheDevice() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try TemporaryDirectory()
+        let laptop = try TemporaryDirectory()
+        let phoneStore = try PreferencesStore(fileURL: phone.storeURL)
+        let phoneSync = try PreferencesSync(store: phoneStore, keys: [.count, .title], folder: folder.url)
+        try PreferencesSync(
+            store: PreferencesStore(fileURL: laptop.storeURL), keys: [.count, .title], folder: folder.url
+        )
+        .synchronize()
+        phoneStore[.count] = 8
+        try phoneSync.synchronize()
+
+        let watcher = try ChildProcess.startCollectingOutput("prefs", ["watch", laptop.storeURL.path])
+        watcher.waitFor("Watching")
+        let result = try prefs(["sync", laptop.storeURL.path, folder.url.path])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output == "received 1 (app:count), sent 0\n")
+        watcher.waitFor("app:count = 8  (from device \(phoneSync.deviceID))")
+        #expect(try PreferencesStore(fileURL: laptop.storeURL)[.count] == 8)
+    }
+
+    @Test func syncRefusesAStoreNoAppSynced() throws {
+        let directory = try sampleStore()
+        let folder = try TemporaryDirectory()
+        let result = try prefs(["sync", directory.storeURL.path, folder.url.path])
+        #expect(result.status == 1)
+        #expect(result.errors.contains("no app has synced this store"))
+        #expect(try folder.fileNames().isEmpty)
+    }
+
     /// An idle watch sleeps: no timer, in the tool or the library, wakes it while nothing changes.
     @Test(.enabled(if: ChildProcess.canCountWakeUps, "wake-ups are counted through Linux's /proc"))
     func anIdleWatchDoesNotWakeUp() throws {
@@ -468,7 +499,7 @@ struct PrefsToolTests {
         #expect(tool.output.contains("Exit status"))
         for command in [
             "read", "write", "delete", "keys", "export", "import", "verify", "repair", "ledger", "compact", "watch",
-            "log", "restore",
+            "log", "restore", "sync",
         ] {
             let help = try prefs([command, "--help"])
             #expect(help.status == 0)
