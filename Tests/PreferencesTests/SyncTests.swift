@@ -279,7 +279,17 @@ private struct Device {
         #expect(newPhone.store[.newName] == 7)
     }
 
-    @Test func startedSyncAppliesTheOtherDevicesChangesAsTheyArrive() async throws {
+    /// Whether `condition` holds within ten seconds: for what the sync's own queue does.
+    private func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return true
+    }
+
+    @Test func startedSyncAppliesTheOtherDevicesChangesAsTheyArrive() throws {
         let folder = try TemporaryDirectory()
         let phone = try Device(folder: folder.url)
         let laptop = try Device(folder: folder.url)
@@ -289,18 +299,57 @@ private struct Device {
             phone.sync.stop()
             laptop.sync.stop()
         }
-        let arrived = laptop.store.changes(for: .count)
+        // An append to the phone's file.
         phone.store[.count] = 42
-        for await value in arrived where value == 42 {
-            break
-        }
-        #expect(laptop.store[.count] == 42)
-        // And back: the laptop's change reaches the phone.
-        let back = phone.store.changes(for: .title)
+        #expect(eventually { laptop.store[.count] == 42 })
+        // And back.
         laptop.store[.title] = "from the laptop"
-        for await value in back where value == "from the laptop" {
-            break
+        #expect(eventually { phone.store[.title] == "from the laptop" })
+        // The phone's file written whole, and renamed over the one the laptop watched, many times.
+        for value in 1...300 {
+            phone.store[.count] = value
         }
-        #expect(phone.store[.title] == "from the laptop")
+        #expect(eventually { laptop.store[.count] == 300 })
+        phone.store[.nickname] = "after the rewrites"
+        #expect(eventually { laptop.store[.nickname] == "after the rewrites" })
+    }
+
+    @Test func aStartedSyncAppliesWhatArrivedWhileAKeyWasForcedOnceItIsNoLonger() throws {
+        let folder = try TemporaryDirectory()
+        let settingsFolder = try TemporaryDirectory()
+        let settings = settingsFolder.url.appendingPathComponent("managed.json")
+        try Data(#"{"count": 12}"#.utf8).write(to: settings)
+        let phone = try Device(folder: folder.url)
+        let managed = try Device(folder: folder.url, overrides: [.managed(fileURL: settings)])
+        try managed.sync.start()
+        defer { managed.sync.stop() }
+
+        phone.store[.count] = 3
+        phone.store[.title] = "arrives"
+        try phone.synchronize()
+        #expect(eventually { managed.store[.title] == "arrives" })
+        #expect(managed.store[.count] == 12)
+        #expect(!managed.store.contains(.count))
+
+        try Data("{}".utf8).write(to: settings)
+        #expect(eventually { managed.store[.count] == 3 })
+    }
+
+    @Test func stoppedSyncNoLongerApplies() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url)
+        let laptop = try Device(folder: folder.url)
+        try laptop.sync.start()
+        phone.store[.count] = 1
+        try phone.synchronize()
+        #expect(eventually { laptop.store[.count] == 1 })
+        laptop.sync.stop()
+        phone.store[.count] = 2
+        try phone.synchronize()
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(laptop.store[.count] == 1)
+        // A round asked for by hand still runs.
+        try laptop.synchronize()
+        #expect(laptop.store[.count] == 2)
     }
 }

@@ -7,104 +7,103 @@ import Foundation
     import Glibc
 #endif
 
-/// Says when a file in a folder was created, changed, renamed or removed.
+/// Says when another device's file in a sync folder appears, is replaced, grows or goes.
 ///
-/// From the platform's file events: inotify on Linux, a Dispatch source on the folder on Apple
-/// platforms. Nothing polls.
-///
-/// On Linux, events that only concern the file named `ignoring` (this device's own, which only
-/// its rounds write) are left out, so that a round's own append does not ask for another round.
-final class FolderEvents: @unchecked Sendable {
-    // `@unchecked` only because Linux's Dispatch does not mark its sources `Sendable`, as Apple's
-    // does: a source's methods may be called from any thread. The other properties are `Locked`.
-    private let source: any DispatchSourceProtocol
-    /// What to call on a change, once resumed; `nil` once cancelled.
-    private let onChange = Locked<(@Sendable () -> Void)?>(nil)
-    private let isResumed = Locked(false)
+/// The folder is watched for its entries, and each other device's file for what is written to
+/// it; the files are looked for again whenever the entries change, so a file that appears, or is
+/// renamed over, is watched from then on. This device's own file is not watched: only its rounds
+/// write it. The watches are the platform's file events, made by a ``PathWatches`` leaf (inotify
+/// on Linux, Dispatch sources on Apple platforms); nothing polls.
+final class FolderEvents: Sendable {
+    private let folder: String
+    private let ownFile: String
+    private let watches: PathWatches
+
+    private struct State {
+        /// What to call on a change, once resumed; `nil` once cancelled.
+        var onChange: (@Sendable () -> Void)?
+        /// Each other device's file watched, by name, and the identity of the file watched.
+        var files: [String: (identity: FileIdentity, watch: PathWatches.Watch)] = [:]
+        var isCancelled = false
+    }
+    private let state = Locked(State())
 
     /// Watches the folder at `path`, which must exist; events are handled on `queue`.
     ///
     /// - Throws: A ``PreferencesError`` if the platform cannot watch the folder.
     init(watching path: String, ignoring ownFile: String, queue: DispatchQueue) throws(PreferencesError) {
-        let onChange = onChange
-        #if canImport(Darwin)
-            let descriptor = open(path, O_EVTONLY)
-        #else
-            let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        #endif
-        guard descriptor >= 0 else { throw Self.failure(watching: path, errorNumber: errno) }
-        #if canImport(Darwin)
-            // Apple platforms: a Dispatch source on the folder. See CONTRIBUTING, "Apple-only code".
-            let events: DispatchSource.FileSystemEvent = [.write, .extend, .rename, .delete, .link]
-            source = DispatchSource.makeFileSystemObjectSource(
-                fileDescriptor: descriptor, eventMask: events, queue: queue)
-            source.setEventHandler { onChange.withLock { $0 }?() }
-        #else
-            let events = UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM)
-            guard inotify_add_watch(descriptor, path, events) >= 0 else {
-                let error = errno
-                close(descriptor)
-                throw Self.failure(watching: path, errorNumber: error)
-            }
-            source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            source.setEventHandler {
-                if Self.readEvents(descriptor).contains(where: { $0 != ownFile }) {
-                    onChange.withLock { $0 }?()
-                }
-            }
-        #endif
-        source.setCancelHandler { close(descriptor) }
-    }
-
-    private static func failure(watching path: String, errorNumber: Int32) -> PreferencesError {
-        PreferencesError(
-            .fileOperationFailed(path: path, operation: FileSystem.Operation.watch.rawValue, errorNumber: errorNumber))
+        folder = path
+        self.ownFile = ownFile
+        watches = try PathWatches(queue: queue)
     }
 
     /// Starts calling `onChange`, on the queue, after each change.
-    func resume(onChange handler: @escaping @Sendable () -> Void) {
-        onChange.withLock { $0 = handler }
-        resumeOnce()
+    ///
+    /// - Throws: A ``PreferencesError`` if the folder cannot be watched.
+    func resume(onChange handler: @escaping @Sendable () -> Void) throws(PreferencesError) {
+        state.withLock { $0.onChange = handler }
+        _ = try watches.watch(folder, isFolder: true) { [weak self] in self?.entriesChanged() }
+        _ = lookForFiles()
     }
 
     /// Stops the events; `onChange` is not called again.
     func cancel() {
-        onChange.withLock { $0 = nil }
-        // A source is resumed before it is cancelled: Dispatch does not let one go suspended.
-        resumeOnce()
-        source.cancel()
+        state.withLock { state in
+            state.onChange = nil
+            state.isCancelled = true
+            state.files = [:]
+        }
+        watches.cancel()
     }
 
-    private func resumeOnce() {
-        let resumes = isResumed.withLock { isResumed in
-            defer { isResumed = true }
-            return !isResumed
-        }
-        if resumes {
-            source.resume()
+    private func entriesChanged() {
+        if lookForFiles() {
+            changed()
         }
     }
 
-    #if !canImport(Darwin)
-        /// The names of the files the events waiting on an inotify descriptor concern.
-        private static func readEvents(_ descriptor: Int32) -> [String] {
-            var names: [String] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(descriptor, &buffer, buffer.count)
-                guard count > 0 else { return names }
-                // Each event: watch descriptor, mask, cookie and name length, four bytes each, then
-                // the name, padded with zeros.
-                var offset = 0
-                while offset + 16 <= count {
-                    let length = buffer.withUnsafeBytes {
-                        Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                    }
-                    let name = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                    names.append(String(decoding: name, as: UTF8.self))
-                    offset += 16 + length
-                }
+    private func changed() {
+        state.withLock { $0.onChange }?()
+    }
+
+    /// Watches the other devices' files that appeared or were replaced since the last look, and
+    /// stops watching those that went.
+    ///
+    /// - Returns: Whether any did.
+    private func lookForFiles() -> Bool {
+        var found: [String: FileIdentity] = [:]
+        for name in (try? FileSystem().fileNames(in: folder)) ?? []
+        where name != ownFile && SyncFile.device(named: name) != nil {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if let identity = FileSystem().identity(at: path) {
+                found[name] = identity
             }
         }
-    #endif
+        let (gone, new) = state.withLock { state -> ([PathWatches.Watch], [String]) in
+            guard !state.isCancelled else { return ([], []) }
+            let gone = state.files.filter { found[$0.key] != $0.value.identity }
+            for name in gone.keys {
+                state.files[name] = nil
+            }
+            return (gone.map(\.value.watch), found.keys.filter { state.files[$0] == nil })
+        }
+        for watch in gone {
+            watches.stopWatching(watch)
+        }
+        for name in new {
+            let path = (folder as NSString).appendingPathComponent(name)
+            guard let identity = found[name],
+                let watch = try? watches.watch(path, isFolder: false, { [weak self] in self?.changed() })
+            else { continue }
+            let isKept = state.withLock { state in
+                guard !state.isCancelled else { return false }
+                state.files[name] = (identity, watch)
+                return true
+            }
+            if !isKept {
+                watches.stopWatching(watch)
+            }
+        }
+        return !gone.isEmpty || !new.isEmpty
+    }
 }

@@ -47,6 +47,7 @@ extension PreferencesSync {
         var applied: [String: [PendingChange]] = [:]
         var received: [StoredKey] = []
         var sent: [StoredKey] = []
+        // A forced key is looked at again when the force ends: the store tells its observers.
         for key in keysToLookAt.sorted() where !isForced(key) {
             let current = store.storedValue(at: key)
             let synced = SyncState.version(in: store.storedValue(at: SyncState.versionKey(for: key)))

@@ -154,12 +154,13 @@ public final class PreferencesSync: Sendable {
         }
         guard let watcher else { return }
         do {
+            // Watching first: a change made during the first round asks for another.
+            try watcher.run()
             try synchronize()
         } catch {
             stop()
             throw error
         }
-        watcher.run()
     }
 
     /// Stops syncing.
@@ -192,8 +193,9 @@ public struct SyncReport: Sendable, Hashable {
     /// The keys whose changes on this device the round offered to the others.
     public let sent: [StoredKey]
 
-    /// The other devices' files skipped because they do not verify, each reported once.
+    /// The files in the folder skipped because they do not verify, each reported once.
     ///
-    /// A file is damaged, or still being copied into the folder. It is read again next round.
+    /// Another device's file is damaged, or still being copied into the folder: it is read again
+    /// next round. This device's own file is written whole again.
     public let problems: [PreferencesError]
 }

@@ -11,7 +11,7 @@ import Foundation
 /// Rounds run one at a time on a queue of their own; changes that arrive while one is queued or
 /// under way ask for one more, not one each. The folder is watched with the platform's file
 /// events (``FolderEvents``); the store with an observer of the synced keys, which leaves out
-/// the changes sync itself applied.
+/// the changes sync itself applied, and hears of a managed setting that stops forcing a key.
 final class SyncWatcher: Sendable {
     private let queue = DispatchQueue(label: "Preferences.PreferencesSync")
     private let events: FolderEvents
@@ -32,7 +32,9 @@ final class SyncWatcher: Sendable {
     }
 
     /// Starts watching the folder and the store.
-    func run() {
+    ///
+    /// - Throws: A ``PreferencesError`` if the folder cannot be watched.
+    func run() throws(PreferencesError) {
         guard let sync else { return }
         let observation = sync.store.addObserver(.keys(Set(sync.keys))) { [weak self] change in
             if case .sync = change.origin { return }
@@ -46,7 +48,7 @@ final class SyncWatcher: Sendable {
         if isStopped {
             observation.cancel()
         } else {
-            events.resume { [weak self] in self?.requestRound() }
+            try events.resume { [weak self] in self?.requestRound() }
         }
     }
 
