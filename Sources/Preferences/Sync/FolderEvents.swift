@@ -14,7 +14,7 @@ import Foundation
 /// renamed over, is watched from then on. This device's own file is not watched: only its rounds
 /// write it. The watches are the platform's file events, made by a ``PathWatches`` leaf (inotify
 /// on Linux, Dispatch sources on Apple platforms); nothing polls.
-final class FolderEvents: Sendable {
+final class FolderEvents: SyncWatch {
     private let folder: String
     private let ownFile: String
     private let watches: PathWatches

@@ -27,17 +27,13 @@ extension PreferencesSync {
     }
 
     private func round(_ session: inout Session, lookingAtEveryKey: Bool) throws -> SyncReport {
-        let read = try session.folder.readChanges()
-        var keysToLookAt = lookingAtEveryKey ? Set(keys) : session.changedKeys ?? Set(keys)
+        let arrivals = try session.transport.readChanges()
+        session.clock.see(arrivals.latestStamp)
+        var keysToLookAt = lookingAtEveryKey || arrivals.startsOver ? Set(keys) : session.changedKeys ?? Set(keys)
         session.changedKeys = []
-        let synced = Set(keys)
-        for entry in read.entries {
-            session.clock.see(entry.version.stamp)
-            guard synced.contains(entry.key) else { continue }
-            if entry.version.isNewer(than: session.versionsInFolder[entry.key]) {
-                session.versionsInFolder[entry.key] = entry.version
-                keysToLookAt.insert(entry.key)
-            }
+        keysToLookAt.formUnion(arrivals.changedKeys.intersection(keys))
+        if arrivals.startsOver {
+            try forgetSyncedVersions()
         }
 
         let hasJoined = store.storedValue(at: SyncState.joinedKey) != nil
@@ -51,28 +47,27 @@ extension PreferencesSync {
         for key in keysToLookAt.sorted() where !isForced(key) {
             let current = store.storedValue(at: key)
             let synced = SyncState.version(in: store.storedValue(at: SyncState.versionKey(for: key)))
-            let inFolder = session.versionsInFolder[key]
+            let there = session.transport.version(of: key)
             if let synced {
                 session.clock.see(synced.stamp)
             }
             let changedHere = synced.map { current != $0.value } ?? (current != nil)
-            if changedHere && (hasJoined || synced != nil || inFolder == nil) {
+            if changedHere && (hasJoined || synced != nil || there == nil) {
                 let version = SyncVersion(stamp: session.clock.tick(), device: deviceID, value: current)
                 offered.append(SyncFile.Entry(key: key, version: version))
                 recordedHere.append(
                     PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(version), valueType: nil)
                 )
                 sent.append(store.storedKey(for: key))
-            } else if let inFolder, inFolder.isNewer(than: synced) {
-                if current != inFolder.value {
-                    applied[inFolder.device, default: []].append(
-                        PendingChange(key: key, value: inFolder.value, valueType: nil))
+            } else if let there, there.isNewer(than: synced) {
+                if current != there.value {
+                    applied[there.device, default: []].append(
+                        PendingChange(key: key, value: there.value, valueType: nil))
                     received.append(store.storedKey(for: key))
                 }
-                applied[inFolder.device, default: []].append(
-                    PendingChange(
-                        key: SyncState.versionKey(for: key), value: SyncState.stored(inFolder), valueType: nil))
-            } else if let synced, !synced.isSameChange(as: inFolder) {
+                applied[there.device, default: []].append(
+                    PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(there), valueType: nil))
+            } else if let synced, !synced.isSameChange(as: there) {
                 offered.append(SyncFile.Entry(key: key, version: synced))
             }
         }
@@ -80,24 +75,21 @@ extension PreferencesSync {
         for device in applied.keys.sorted() {
             try store.commit(applied[device] ?? [], syncedFrom: device)
         }
-        var problems = read.problems
-        if read.ownFileNeedsRewrite || session.folder.ownFileVersionCount + offered.count > 2 * keys.count + 64 {
-            // Written whole after the versions offered are recorded would be simpler, but a round
-            // killed between the two would leave them recorded and in no file.
-            let held = heldVersions(replacing: offered)
-            if let problem = try session.folder.rewriteOwnFile(held) {
-                problems.append(problem)
-            }
-        } else {
-            try session.folder.append(offered)
-        }
-        for entry in offered where entry.version.isNewer(than: session.versionsInFolder[entry.key]) {
-            session.versionsInFolder[entry.key] = entry.version
-        }
+        // Offered before they are recorded: a round killed between the two leaves them recorded
+        // nowhere, and the next round offers the changes again, rather than recorded and offered
+        // nowhere.
+        let refused = try session.transport.offer(offered) { heldVersions(replacing: offered) }
         if !recordedHere.isEmpty {
             try store.commit(recordedHere, syncedFrom: deviceID)
         }
-        return SyncReport(received: received, sent: sent, problems: problems)
+        return SyncReport(received: received, sent: sent, problems: arrivals.problems + refused)
+    }
+
+    /// Removes what the store knows of the versions it synced, as if it had never synced.
+    private func forgetSyncedVersions() throws {
+        var removals = keys.map { PendingChange(key: SyncState.versionKey(for: $0), value: nil, valueType: nil) }
+        removals.append(PendingChange(key: SyncState.joinedKey, value: nil, valueType: nil))
+        try store.commit(removals, syncedFrom: deviceID)
     }
 
     /// Whether a managed setting forces `key`: a forced key is left alone while it is.

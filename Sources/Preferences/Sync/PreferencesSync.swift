@@ -26,8 +26,8 @@ public final class PreferencesSync: Sendable {
     /// The store whose keys sync.
     public let store: PreferencesStore
 
-    /// The folder the devices share.
-    public let folder: URL
+    /// The folder the devices share; `nil` when they sync through iCloud's key-value store.
+    public let folder: URL?
 
     /// This store's device identifier: made by the store's first sync, and kept in the store.
     ///
@@ -40,10 +40,8 @@ public final class PreferencesSync: Sendable {
 
     /// What a session keeps between rounds.
     struct Session {
-        var folder: SyncFolder
+        var transport: any SyncTransport
         var clock = HybridClock()
-        /// The latest version of each synced key that any file in the folder holds, as far as read.
-        var versionsInFolder: [ResolvedKey: SyncVersion] = [:]
         /// Keys changed in the store since the last round; `nil` until a first round looked at them all.
         var changedKeys: Set<ResolvedKey>?
     }
@@ -80,6 +78,13 @@ public final class PreferencesSync: Sendable {
         try self.init(store: store, resolvedKeys: resolved, folder: folder)
     }
 
+    /// Prepares to sync `keys` of `store` through `folder`.
+    convenience init(store: PreferencesStore, resolvedKeys keys: [ResolvedKey], folder: URL) throws {
+        try self.init(store: store, resolvedKeys: keys, folder: folder) { device, keys in
+            SyncFolder(path: folder.path, device: device, keyCount: keys.count, ownedLike: store.backend.location)
+        }
+    }
+
     /// Prepares to sync the keys the app last synced the store with: what `prefs sync` does.
     package convenience init(syncingRecordedKeysOf store: PreferencesStore, folder: URL) throws {
         let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey))
@@ -90,7 +95,14 @@ public final class PreferencesSync: Sendable {
         try self.init(store: store, resolvedKeys: keys, folder: folder)
     }
 
-    private init(store: PreferencesStore, resolvedKeys: [ResolvedKey], folder: URL) throws {
+    /// Prepares to sync `keys` of `store` through what `makeTransport` makes, given the device
+    /// identifier and the keys; `folder` is the folder it syncs through, if it does.
+    init(
+        store: PreferencesStore,
+        resolvedKeys: [ResolvedKey],
+        folder: URL?,
+        makeTransport: (_ device: String, _ keys: [ResolvedKey]) -> any SyncTransport
+    ) throws {
         let keys = Array(Set(resolvedKeys)).sorted()
         let device = try store.withWriteLock {
             try store.withExclusiveAccess { () throws -> String in
@@ -118,8 +130,7 @@ public final class PreferencesSync: Sendable {
         self.folder = folder
         self.keys = keys
         deviceID = device
-        session = Locked(
-            Session(folder: SyncFolder(path: folder.path, device: device, ownedLike: store.backend.location)))
+        session = Locked(Session(transport: makeTransport(device, keys)))
     }
 
     deinit {
@@ -147,9 +158,9 @@ public final class PreferencesSync: Sendable {
     ///
     /// - Throws: A ``PreferencesError`` if the folder cannot be watched, or the first round fails.
     public func start() throws {
-        let watcher = try watching.withLock { (watcher: inout SyncWatcher?) throws -> SyncWatcher? in
+        let watcher = watching.withLock { (watcher: inout SyncWatcher?) -> SyncWatcher? in
             guard watcher == nil else { return nil }
-            watcher = try SyncWatcher(sync: self)
+            watcher = SyncWatcher(sync: self)
             return watcher
         }
         guard let watcher else { return }

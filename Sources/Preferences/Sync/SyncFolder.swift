@@ -1,11 +1,15 @@
+import Dispatch
 import Foundation
 
 /// The folder that devices share to sync: each device's file in it (``SyncFile``), read from where
 /// the last read ended, and this device's file, appended to and written whole.
 ///
+/// The latest version of a key is the latest any file holds: files only grow, or are written
+/// whole with each key's latest version, so a version read once stays there.
+///
 /// Not thread-safe: ``PreferencesSync`` calls it under its own lock, and with the store's writers
 /// locked out, so that the processes of one device take turns with their device's file.
-final class SyncFolder {
+final class SyncFolder: SyncTransport {
     let path: String
     /// This device's identifier.
     let device: String
@@ -18,14 +22,70 @@ final class SyncFolder {
     /// The files found damaged, with their size then: a damage is reported once, not each round.
     private var reportedDamage: [String: Int] = [:]
 
-    /// How many versions this device's file holds, and how many keys they are of.
-    private(set) var ownFileVersionCount = 0
+    /// How many versions this device's file holds.
+    private var ownFileVersionCount = 0
+    /// Whether this device's file must be written whole before anything is appended to it: there
+    /// is none, or it does not verify.
+    private var ownFileNeedsRewrite = true
+    /// How many keys sync: this device's file is written whole when it holds more than twice as
+    /// many versions, and 64 more.
+    private let keyCount: Int
+    /// The latest version of each key that any file holds, as far as read.
+    private var latest: [ResolvedKey: SyncVersion] = [:]
 
-    init(path: String, device: String, ownedLike template: String, fileSystem: FileSystem = FileSystem()) {
+    init(
+        path: String, device: String, keyCount: Int, ownedLike template: String, fileSystem: FileSystem = FileSystem()
+    ) {
         self.path = path
         self.device = device
+        self.keyCount = keyCount
         self.template = template
         self.fileSystem = fileSystem
+    }
+
+    func version(of key: ResolvedKey) -> SyncVersion? {
+        latest[key]
+    }
+
+    func readChanges() throws(PreferencesError) -> SyncArrivals {
+        let read = try readFiles()
+        ownFileNeedsRewrite = read.ownFileNeedsRewrite
+        var arrivals = SyncArrivals(problems: read.problems)
+        for entry in read.entries {
+            arrivals.latestStamp = max(arrivals.latestStamp, entry.version.stamp)
+            if entry.version.isNewer(than: latest[entry.key]) {
+                latest[entry.key] = entry.version
+                arrivals.changedKeys.insert(entry.key)
+            }
+        }
+        return arrivals
+    }
+
+    func offer(_ offered: [SyncFile.Entry], held: () -> [SyncFile.Entry]) throws(PreferencesError)
+        -> [PreferencesError]
+    {
+        var problems: [PreferencesError] = []
+        if ownFileNeedsRewrite || ownFileVersionCount + offered.count > 2 * keyCount + 64 {
+            if let problem = try rewriteOwnFile(held()) {
+                problems.append(problem)
+            }
+            ownFileNeedsRewrite = false
+        } else {
+            try append(offered)
+        }
+        for entry in offered where entry.version.isNewer(than: latest[entry.key]) {
+            latest[entry.key] = entry.version
+        }
+        return problems
+    }
+
+    func watch(on queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) throws(PreferencesError)
+        -> any SyncWatch
+    {
+        try fileSystem.createDirectory(at: path)
+        let events = try FolderEvents(watching: path, ignoring: device + SyncFile.suffix, queue: queue)
+        try events.resume(onChange: onChange)
+        return events
     }
 
     /// The path of this device's file.
@@ -35,8 +95,8 @@ final class SyncFolder {
         (path as NSString).appendingPathComponent(device + SyncFile.suffix)
     }
 
-    /// What ``readChanges()`` found.
-    struct Changes {
+    /// What ``readFiles()`` found.
+    private struct Changes {
         /// The versions the files gained since the last read, this device's own file's included.
         var entries: [SyncFile.Entry] = []
         /// Files skipped because they do not verify, reported once each.
@@ -50,7 +110,7 @@ final class SyncFolder {
     ///
     /// A file that does not verify from where the last read ended is skipped whole, and read again
     /// next time: it may be one the program that copies the folder has not finished copying.
-    func readChanges() throws(PreferencesError) -> Changes {
+    private func readFiles() throws(PreferencesError) -> Changes {
         var changes = Changes()
         try fileSystem.createDirectory(at: path)
         var ownFileSeen = false
@@ -122,7 +182,7 @@ final class SyncFolder {
     /// Appends one round's versions to this device's file, and flushes them to stable storage.
     ///
     /// The file must exist and verify (``readChanges()``): otherwise write it whole instead.
-    func append(_ entries: [SyncFile.Entry]) throws(PreferencesError) {
+    private func append(_ entries: [SyncFile.Entry]) throws(PreferencesError) {
         guard !entries.isEmpty else { return }
         guard let file = try fileSystem.openExisting(at: ownFilePath, readOnly: false) else {
             throw PreferencesError(
@@ -148,7 +208,7 @@ final class SyncFolder {
     /// Writes this device's file whole, with `entries`, and renames it over the one there.
     ///
     /// - Returns: A failure to flush the folder after the rename, which does not undo it.
-    func rewriteOwnFile(_ entries: [SyncFile.Entry]) throws(PreferencesError) -> PreferencesError? {
+    private func rewriteOwnFile(_ entries: [SyncFile.Entry]) throws(PreferencesError) -> PreferencesError? {
         let generation = UInt64.random(in: 1...UInt64.max)
         var writer = ByteWriter()
         if !entries.isEmpty {

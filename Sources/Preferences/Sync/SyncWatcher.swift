@@ -9,25 +9,23 @@ import Foundation
 /// process, or a file in its folder changes: what ``PreferencesSync/start()`` sets going.
 ///
 /// Rounds run one at a time on a queue of their own; changes that arrive while one is queued or
-/// under way ask for one more, not one each. The folder is watched with the platform's file
-/// events (``FolderEvents``); the store with an observer of the synced keys, which leaves out
+/// under way ask for one more, not one each. The transport is watched as it says
+/// (``SyncTransport/watch(on:_:)``); the store with an observer of the synced keys, which leaves out
 /// the changes sync itself applied, and hears of a managed setting that stops forcing a key.
 final class SyncWatcher: Sendable {
     private let queue = DispatchQueue(label: "Preferences.PreferencesSync")
-    private let events: FolderEvents
     private struct State {
         var observation: PreferencesObservation?
+        /// What stops the transport's calls.
+        var transportWatch: (any SyncWatch)?
         var isRoundQueued = false
         var isStopped = false
     }
     private let state = Locked(State())
     private weak let sync: PreferencesSync?
 
-    init(sync: PreferencesSync) throws(PreferencesError) {
+    init(sync: PreferencesSync) {
         self.sync = sync
-        let path = sync.folder.path
-        try FileSystem().createDirectory(at: path)
-        events = try FolderEvents(watching: path, ignoring: sync.deviceID + SyncFile.suffix, queue: queue)
         queue.setSpecific(key: Self.queueKey, value: true)
     }
 
@@ -41,14 +39,26 @@ final class SyncWatcher: Sendable {
             sync.noteChanged(change.changes)
             self?.requestRound()
         }
+        let transportWatch: any SyncWatch
+        do {
+            transportWatch = try sync.session.withLock {
+                (session: inout PreferencesSync.Session) throws(PreferencesError) in
+                try session.transport.watch(on: queue) { [weak self] in self?.requestRound() }
+            }
+        } catch {
+            observation.cancel()
+            throw error
+        }
         let isStopped = state.withLock { state in
-            state.observation = state.isStopped ? nil : observation
+            if !state.isStopped {
+                state.observation = observation
+                state.transportWatch = transportWatch
+            }
             return state.isStopped
         }
         if isStopped {
             observation.cancel()
-        } else {
-            try events.resume { [weak self] in self?.requestRound() }
+            transportWatch.cancel()
         }
     }
 
@@ -56,13 +66,16 @@ final class SyncWatcher: Sendable {
     ///
     /// Waits for a round under way unless called from one (the sync released as its round ends).
     func stop() {
-        let observation = state.withLock { state in
+        let (observation, transportWatch) = state.withLock { state in
             state.isStopped = true
-            defer { state.observation = nil }
-            return state.observation
+            defer {
+                state.observation = nil
+                state.transportWatch = nil
+            }
+            return (state.observation, state.transportWatch)
         }
         observation?.cancel()
-        events.cancel()
+        transportWatch?.cancel()
         if DispatchQueue.getSpecific(key: Self.queueKey) == nil {
             queue.sync {}
         }
