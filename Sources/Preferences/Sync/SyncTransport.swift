@@ -22,10 +22,11 @@ protocol SyncTransport: AnyObject {
     ///     writes them all again.
     /// - Returns: What was not offered, and why: a limit of the transport, which the round
     ///   reports; what was offered is now ``version(of:)``.
+    /// - Throws: A ``PreferencesError`` if nothing could be offered.
     func offer(_ offered: [SyncFile.Entry], held: () -> [SyncFile.Entry]) throws(PreferencesError)
         -> [PreferencesError]
 
-    /// Calls `onChange` on `queue` whenever something may have arrived.
+    /// Calls `onChange`, on `queue` or any other thread, whenever something may have arrived.
     ///
     /// - Returns: What stops the calls.
     func watch(on queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) throws(PreferencesError)
