@@ -24,6 +24,9 @@ extension PreferencesError {
         /// A device's file in a sync folder that does not verify from `offset` on (code `damagedFile`).
         case unverifiedSyncFile(path: String, offset: Int, reason: String)
         case notSyncable(key: StoredKey?, reason: String)
+        case syncLimitExceeded(key: StoredKey?, reason: String)
+        /// An entry of iCloud's key-value store that does not read as a synced version (code `damagedFile`).
+        case unreadableSyncEntry(name: String, reason: String)
 
         var code: Code {
             switch self {
@@ -44,6 +47,8 @@ extension PreferencesError {
             case .invalidValue: .invalidValue
             case .unverifiedSyncFile: .damagedFile
             case .notSyncable: .notSyncable
+            case .syncLimitExceeded: .syncLimitExceeded
+            case .unreadableSyncEntry: .damagedFile
             }
         }
 
@@ -54,10 +59,11 @@ extension PreferencesError {
                 .unreadableOverride(let key, _, _, _, _), .skippedImportValue(_, let key, _, _, _),
                 .invalidValue(let key, _, _, _):
                 key
-            case .migrationFailed(_, let key, _), .importFailed(let key, _), .notSyncable(let key, _):
+            case .migrationFailed(_, let key, _), .importFailed(let key, _), .notSyncable(let key, _),
+                .syncLimitExceeded(let key, _):
                 key
             case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable, .unreadableSettings,
-                .unverifiedSyncFile:
+                .unverifiedSyncFile, .unreadableSyncEntry:
                 nil
             }
         }
@@ -69,7 +75,8 @@ extension PreferencesError {
                 .unreadableSettings(let path, _, _), .unverifiedSyncFile(let path, _, _):
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
-                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue, .notSyncable:
+                .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue, .notSyncable,
+                .syncLimitExceeded, .unreadableSyncEntry:
                 nil
             }
         }
@@ -130,6 +137,12 @@ extension PreferencesError {
                     + "past that byte was applied; it is read again next round."
             case .notSyncable(let key, let reason):
                 (key.map { "Key '\($0)' cannot sync" } ?? "Nothing can sync") + ": \(clause(reason))."
+            case .syncLimitExceeded(let key, let reason):
+                "Sync hit a limit of iCloud's key-value store" + (key.map { " at key '\($0)'" } ?? "")
+                    + ": \(clause(reason)). The store keeps its values; the change is offered again at later rounds."
+            case .unreadableSyncEntry(let name, let reason):
+                "The entry '\(name)' of iCloud's key-value store does not read: \(clause(reason)). It was skipped, "
+                    + "and the store's value was left as it was."
             }
         }
     }

@@ -102,6 +102,14 @@ extension PreferencesError {
         /// The key is declared ``PreferenceKey/withoutHistory()``, or no keys to sync were given or
         /// recorded. Nothing was synced. See ``PreferencesSync``.
         public static let notSyncable = Code("notSyncable")
+
+        /// A change could not be synced through iCloud's key-value store without breaking one of
+        /// Apple's limits, or iCloud reported the app's entries over them.
+        ///
+        /// The limits: an entry's name of at most 64 bytes, at most 1,024 entries, and a megabyte in
+        /// all. The store keeps its values; the change stays on the device and is offered again at
+        /// later rounds. See <doc:Syncing>.
+        public static let syncLimitExceeded = Code("syncLimitExceeded")
     }
 }
 

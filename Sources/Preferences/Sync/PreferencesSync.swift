@@ -62,8 +62,33 @@ public final class PreferencesSync: Sendable {
     ///   declared ``PreferenceKey/withoutHistory()`` (what is kept out of the history is kept on
     ///   the device), or the error that kept the device identifier from being stored.
     public convenience init(store: PreferencesStore, keys: [PreferenceKeys], folder: URL) throws {
-        var resolved: [ResolvedKey] = []
-        for key in keys {
+        try self.init(store: store, resolvedKeys: Self.resolved(keys, in: store), folder: folder)
+    }
+
+    /// Prepares to sync `keys` of `store` through `keyValueStore`: iCloud's, or a test's.
+    convenience init(store: PreferencesStore, keys: [PreferenceKeys], keyValueStore: any SyncKeyValueStore) throws {
+        let resolved = try Self.resolved(keys, in: store)
+        for key in resolved {
+            let name = KeyValueSyncTransport.entryName(of: key)
+            guard name.utf8.count <= KeyValueSyncTransport.maximumNameBytes else {
+                throw PreferencesError(
+                    .notSyncable(
+                        key: store.storedKey(for: key),
+                        reason:
+                            "its entry in iCloud's key-value store, '\(name)', would be named with \(name.utf8.count) "
+                            + "bytes, and iCloud takes at most \(KeyValueSyncTransport.maximumNameBytes)"))
+            }
+        }
+        try self.init(store: store, resolvedKeys: resolved, folder: nil) { _, keys in
+            KeyValueSyncTransport(store: keyValueStore, keys: keys)
+        }
+    }
+
+    /// The keys as `store` stores them.
+    ///
+    /// - Throws: ``PreferencesError/Code/notSyncable`` for a key declared without history.
+    private static func resolved(_ keys: [PreferenceKeys], in store: PreferencesStore) throws -> [ResolvedKey] {
+        try keys.map { key in
             let place = key.resolvedKey(appNamespace: store.appNamespace)
             if place.keepsNoHistory {
                 throw PreferencesError(
@@ -73,9 +98,8 @@ public final class PreferencesSync: Sendable {
                             "it is declared withoutHistory(), and what is kept out of the history stays on the device"
                     ))
             }
-            resolved.append(place)
+            return place
         }
-        try self.init(store: store, resolvedKeys: resolved, folder: folder)
     }
 
     /// Prepares to sync `keys` of `store` through `folder`.

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+@testable import Preferences
+
+extension PreferenceKeys {
+    fileprivate static let longName = PreferenceKey<Int>(
+        String(repeating: "n", count: 70), default: 0, in: .custom("com.example"))
+}
+
+/// A device syncing through iCloud's key-value store: a store of its own, and its view of a cloud
+/// (``Cloud``, the stand-in for `NSUbiquitousKeyValueStore`, which Linux does not have).
+private struct KeyValueDevice {
+    let directory: TemporaryDirectory
+    let store: PreferencesStore
+    let values: CloudDevice
+    let sync: PreferencesSync
+
+    init(_ cloud: Cloud, keys: [PreferenceKeys] = [.count, .title, .nickname]) throws {
+        directory = try TemporaryDirectory()
+        store = try PreferencesStore(fileURL: directory.storeURL)
+        values = cloud.device()
+        sync = try PreferencesSync(store: store, keys: keys, keyValueStore: values)
+    }
+
+    @discardableResult
+    func synchronize() throws -> SyncReport {
+        try sync.synchronize()
+    }
+}
+
+/// Sync through iCloud's key-value store: what wins when iCloud keeps an older version, Apple's
+/// limits checked before a write, and each change iCloud reports.
+@Suite struct KeyValueSyncTests {
+    @Test func aChangeReachesTheOtherDeviceThroughItsEntry() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        let laptop = try KeyValueDevice(cloud)
+        phone.store[.count] = 7
+        #expect(try phone.synchronize().sent.map(\.name) == ["count"])
+        #expect(phone.values.dictionaryRepresentation.keys.sorted() == ["app:count"])
+        cloud.deliver()
+
+        let report = try laptop.synchronize()
+        #expect(report.received.map(\.name) == ["count"])
+        #expect(laptop.store[.count] == 7)
+        #expect(try laptop.store.history(for: .count).map(\.cause) == [.sync(device: phone.sync.deviceID)])
+        #expect(laptop.sync.folder == nil)
+        // Nothing goes back.
+        #expect(try laptop.synchronize().sent.isEmpty)
+    }
+
+    @Test func aNewerVersionWinsEvenWhenICloudKeepsAnOlderOneLast() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        let laptop = try KeyValueDevice(cloud)
+        try phone.synchronize()
+        try laptop.synchronize()
+        phone.store[.count] = 1
+        try phone.synchronize()
+        laptop.store[.count] = 2
+        try laptop.synchronize()
+        // The laptop's later change reaches iCloud first, the phone's earlier one last, and stays.
+        cloud.deliver(uploading: [laptop.values, phone.values])
+        #expect(laptop.values.data(forKey: "app:count") == phone.values.data(forKey: "app:count"))
+
+        try laptop.synchronize()  // finds an older version in the entry, and writes its own again
+        cloud.deliver()
+        try phone.synchronize()
+        try laptop.synchronize()
+        #expect(phone.store[.count] == 2)
+        #expect(laptop.store[.count] == 2)
+    }
+
+    @Test func aKeyWhoseEntryNameIsTooLongCannotSync() throws {
+        let cloud = Cloud()
+        let store = try PreferencesStore(fileURL: TemporaryDirectory().storeURL)
+        #expect {
+            try PreferencesSync(store: store, keys: [.count, .longName], keyValueStore: cloud.device())
+        } throws: { error in
+            let error = error as? PreferencesError
+            return error?.code == .notSyncable && error?.key?.namespace == .custom("com.example")
+                && error?.description.contains("64") == true
+        }
+    }
+
+    @Test func aWriteThatWouldBreakALimitIsRefusedReportedAndOfferedAgainOnceItFits() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        // The app keeps 1,023 entries of its own, and a large one.
+        for index in 0..<1023 {
+            phone.values.setForeignEntry(Data([1]), forKey: "other-\(index)")
+        }
+        phone.store[.count] = 1
+        phone.store[.title] = "one too many"
+        let report = try phone.synchronize()
+        #expect(report.problems.map(\.code) == [.syncLimitExceeded])
+        #expect(report.problems.first?.description.contains("'app:title' was not written") == true)
+        #expect(phone.values.data(forKey: "app:count") != nil)
+        #expect(phone.values.data(forKey: "app:title") == nil)
+        // Still on the device, and refused again at the next round that offers it.
+        #expect(phone.store[.title] == "one too many")
+        #expect(try phone.synchronize().problems.map(\.code) == [.syncLimitExceeded])
+
+        let big = try KeyValueDevice(cloud)
+        big.values.setForeignEntry(Data(count: 999_990), forKey: "big")
+        big.store[.count] = 5
+        let bigReport = try big.synchronize()
+        #expect(bigReport.problems.map(\.code) == [.syncLimitExceeded])
+        #expect(bigReport.problems.first?.description.contains("megabyte") == true)
+    }
+
+    @Test func iCloudsQuotaViolationIsReported() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        try phone.synchronize()
+        phone.values.post(.quotaViolation)
+        let report = try phone.synchronize()
+        #expect(report.problems.map(\.code) == [.syncLimitExceeded])
+        #expect(report.problems.first?.description.contains("over its quota") == true)
+        #expect(try phone.synchronize().problems.isEmpty)
+    }
+
+    @Test func afterAnAccountChangeTheAccountsValuesWinAndItGetsTheOthers() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        phone.store[.count] = 5
+        phone.store[.title] = "mine"
+        try phone.synchronize()
+
+        // Another account, whose store has a count an older device wrote long ago, and no title.
+        let otherCloud = Cloud()
+        let other = try KeyValueDevice(otherCloud)
+        other.store[.count] = 9
+        try other.synchronize()
+        let entries = ["app:count": try #require(other.values.data(forKey: "app:count"))]
+        cloud.signInAnotherAccount(on: phone.values, entries: entries)
+
+        let report = try phone.synchronize()
+        #expect(phone.store[.count] == 9)
+        #expect(report.received.map(\.name) == ["count"])
+        #expect(report.sent.map(\.name) == ["title"])
+        #expect(phone.values.data(forKey: "app:title") != nil)
+    }
+
+    @Test func anEntryThatDoesNotReadIsReportedAndSkipped() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        phone.store[.count] = 3
+        try phone.synchronize()
+        phone.values.setForeignEntry(Data([9, 9, 9]), forKey: "app:count")
+        let report = try phone.synchronize()
+        #expect(report.problems.map(\.code) == [.damagedFile])
+        #expect(report.problems.first?.description.contains("'app:count'") == true)
+        #expect(phone.store[.count] == 3)
+    }
+
+    @Test func startedSyncAppliesWhatICloudDelivers() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        let laptop = try KeyValueDevice(cloud)
+        try laptop.sync.start()
+        defer { laptop.sync.stop() }
+        phone.store[.nickname] = "from the phone"
+        try phone.synchronize()
+        cloud.deliver()
+        let deadline = Date().addingTimeInterval(10)
+        while laptop.store[.nickname] != "from the phone" && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        #expect(laptop.store[.nickname] == "from the phone")
+        // The laptop's change, written to its entry as soon as it is made.
+        laptop.store[.title] = "from the laptop"
+        while laptop.values.data(forKey: "app:title") == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        cloud.deliver()
+        try phone.synchronize()
+        #expect(phone.store[.title] == "from the laptop")
+    }
+}
