@@ -411,7 +411,7 @@ struct PrefsToolTests {
         let folder = try TemporaryDirectory()
         let result = try prefs(["sync", directory.storeURL.path, folder.url.path])
         #expect(result.status == 1)
-        #expect(result.errors.contains("no app has synced this store"))
+        #expect(result.errors.contains("this store has never synced"))
         #expect(try folder.fileNames().isEmpty)
     }
 

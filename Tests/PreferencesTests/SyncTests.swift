@@ -85,11 +85,13 @@ private struct Device {
         for device in devices {
             try device.synchronize()
         }
-        // Each changes the key before seeing the others' changes; the last to sync stamps last.
+        // Each changes the key before seeing the others' changes, a few milliseconds apart, and they
+        // sync in the opposite order: each change is stamped with when it was made.
         for (index, device) in devices.enumerated() {
             device.store[.count] = 100 + index
+            Thread.sleep(forTimeInterval: 0.003)
         }
-        for device in devices {
+        for device in devices.reversed() {
             try device.synchronize()
         }
         for device in devices {

@@ -25,8 +25,9 @@ extension PreferencesError {
         case unverifiedSyncFile(path: String, offset: Int, reason: String)
         case notSyncable(key: StoredKey?, reason: String)
         case syncLimitExceeded(key: StoredKey?, reason: String)
-        /// An entry of iCloud's key-value store that does not read as a synced version (code `damagedFile`).
-        case unreadableSyncEntry(name: String, reason: String)
+        /// A synced version that does not read, in iCloud's key-value store or in the store's own
+        /// record of what it synced (code `damagedFile`).
+        case unreadableSyncedVersion(place: String, reason: String)
 
         var code: Code {
             switch self {
@@ -48,7 +49,7 @@ extension PreferencesError {
             case .unverifiedSyncFile: .damagedFile
             case .notSyncable: .notSyncable
             case .syncLimitExceeded: .syncLimitExceeded
-            case .unreadableSyncEntry: .damagedFile
+            case .unreadableSyncedVersion: .damagedFile
             }
         }
 
@@ -63,7 +64,7 @@ extension PreferencesError {
                 .syncLimitExceeded(let key, _):
                 key
             case .damagedFile, .unsupportedFormatVersion, .fileOperationFailed, .storeUnavailable, .unreadableSettings,
-                .unverifiedSyncFile, .unreadableSyncEntry:
+                .unverifiedSyncFile, .unreadableSyncedVersion:
                 nil
             }
         }
@@ -76,7 +77,7 @@ extension PreferencesError {
                 path
             case .typeMismatch, .decodingFailed, .encodingFailed, .conflictingValueTypes, .migrationFailed,
                 .valueForced, .unreadableOverride, .importFailed, .skippedImportValue, .invalidValue, .notSyncable,
-                .syncLimitExceeded, .unreadableSyncEntry:
+                .syncLimitExceeded, .unreadableSyncedVersion:
                 nil
             }
         }
@@ -140,9 +141,9 @@ extension PreferencesError {
             case .syncLimitExceeded(let key, let reason):
                 "Sync hit a limit of iCloud's key-value store" + (key.map { " at key '\($0)'" } ?? "")
                     + ": \(clause(reason)). The store keeps its values; the change is offered again at later rounds."
-            case .unreadableSyncEntry(let name, let reason):
-                "The entry '\(name)' of iCloud's key-value store does not read: \(clause(reason)). It was skipped, "
-                    + "and the store's value was left as it was."
+            case .unreadableSyncedVersion(let place, let reason):
+                "The synced version in \(place) does not read: \(clause(reason)). The key was skipped, and its "
+                    + "value left as it was."
             }
         }
     }

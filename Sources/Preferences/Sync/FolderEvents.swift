@@ -18,6 +18,10 @@ final class FolderEvents: SyncWatch {
     private let folder: String
     private let ownFile: String
     private let watches: PathWatches
+    /// Told what could not be watched: a file that then goes unwatched until it changes name.
+    private let onProblem: @Sendable (PreferencesError) -> Void
+    /// Held while the files are looked for, which events on the queue and `resume` may both ask.
+    private let looking = Locked(())
 
     private struct State {
         /// What to call on a change, once resumed; `nil` once cancelled.
@@ -31,9 +35,15 @@ final class FolderEvents: SyncWatch {
     /// Watches the folder at `path`, which must exist; events are handled on `queue`.
     ///
     /// - Throws: A ``PreferencesError`` if the platform cannot watch the folder.
-    init(watching path: String, ignoring ownFile: String, queue: DispatchQueue) throws(PreferencesError) {
+    init(
+        watching path: String,
+        ignoring ownFile: String,
+        queue: DispatchQueue,
+        onProblem: @escaping @Sendable (PreferencesError) -> Void
+    ) throws(PreferencesError) {
         folder = path
         self.ownFile = ownFile
+        self.onProblem = onProblem
         watches = try PathWatches(queue: queue)
     }
 
@@ -71,9 +81,19 @@ final class FolderEvents: SyncWatch {
     ///
     /// - Returns: Whether any did.
     private func lookForFiles() -> Bool {
+        looking.withLock { _ in lookForFilesNow() }
+    }
+
+    private func lookForFilesNow() -> Bool {
+        let names: [String]
+        do throws(PreferencesError) {
+            names = try FileSystem().fileNames(in: folder)
+        } catch {
+            onProblem(error)
+            return false
+        }
         var found: [String: FileIdentity] = [:]
-        for name in (try? FileSystem().fileNames(in: folder)) ?? []
-        where name != ownFile && SyncFile.device(named: name) != nil {
+        for name in names where name != ownFile && SyncFile.device(named: name) != nil {
             let path = (folder as NSString).appendingPathComponent(name)
             if let identity = FileSystem().identity(at: path) {
                 found[name] = identity
@@ -92,9 +112,14 @@ final class FolderEvents: SyncWatch {
         }
         for name in new {
             let path = (folder as NSString).appendingPathComponent(name)
-            guard let identity = found[name],
-                let watch = try? watches.watch(path, isFolder: false, { [weak self] in self?.changed() })
-            else { continue }
+            guard let identity = found[name] else { continue }
+            let watch: PathWatches.Watch
+            do throws(PreferencesError) {
+                watch = try watches.watch(path, isFolder: false) { [weak self] in self?.changed() }
+            } catch {
+                onProblem(error)
+                continue
+            }
             let isKept = state.withLock { state in
                 guard !state.isCancelled else { return false }
                 state.files[name] = (identity, watch)

@@ -25,6 +25,8 @@ final class KeyValueSyncTransport: SyncTransport {
     private let keys: [ResolvedKey]
     /// The version each entry held when last read or written, and the bytes it was read from.
     private var latest: [ResolvedKey: (version: SyncVersion, data: Data)] = [:]
+    /// The entries that did not read, as they were then: reported once each.
+    private var unreadable: [ResolvedKey: Data] = [:]
     /// What iCloud said since the last read, and whom to tell that it said something.
     private let reported = Locked(Reported())
     private var externalChanges: (any SyncWatch)?
@@ -97,15 +99,23 @@ final class KeyValueSyncTransport: SyncTransport {
                 latest[key] = nil
                 continue
             }
-            guard let version = Self.version(in: data) else {
-                arrivals.problems.append(
-                    PreferencesError(
-                        .unreadableSyncEntry(
-                            name: Self.entryName(of: key),
-                            reason: "its \(data.count) bytes do not read as a synced version")
-                    ))
+            guard let version = Self.version(in: data), HybridClock.isPlausible(version.stamp) else {
+                // Skipped, as if not there, until it changes: reported once.
+                arrivals.isComplete = false
+                if unreadable[key] != data {
+                    unreadable[key] = data
+                    let reason =
+                        Self.version(in: data) == nil
+                        ? "its \(data.count) bytes do not read as a synced version"
+                        : "it is stamped more than a year ahead of this device's clock"
+                    arrivals.problems.append(
+                        PreferencesError(
+                            .unreadableSyncedVersion(
+                                place: "iCloud's key-value store, entry '\(Self.entryName(of: key))'", reason: reason)))
+                }
                 continue
             }
+            unreadable[key] = nil
             latest[key] = (version, data)
             arrivals.latestStamp = max(arrivals.latestStamp, version.stamp)
             arrivals.changedKeys.insert(key)

@@ -27,9 +27,7 @@ final class PathWatches: @unchecked Sendable {
     private let registered = Locked<[Watch: Registered]?>([:])
     private let queue: DispatchQueue
 
-    #if canImport(Darwin)
-        private let nextWatch = Locked<Watch>(0)
-    #else
+    #if !canImport(Darwin)
         private let inotify: Int32
         private let source: any DispatchSourceRead
     #endif
@@ -42,7 +40,11 @@ final class PathWatches: @unchecked Sendable {
             source = DispatchSource.makeReadSource(fileDescriptor: inotify, queue: queue)
             source.setEventHandler { [weak self, inotify] in
                 let watches = Self.readEvents(inotify)
-                let handlers = self?.registered.withLock { registered in watches.compactMap { registered?[$0]?.handler }
+                // A watch of -1: the kernel's queue of events overflowed, and any watch may have missed one.
+                let handlers = self?.registered.withLock { registered in
+                    watches.contains(-1)
+                        ? Array((registered ?? [:]).values.map(\.handler))
+                        : watches.compactMap { registered?[$0]?.handler }
                 }
                 for handler in handlers ?? [] {
                     handler()
@@ -73,27 +75,33 @@ final class PathWatches: @unchecked Sendable {
                 fileDescriptor: descriptor, eventMask: events, queue: queue)
             source.setEventHandler(handler: handler)
             source.setCancelHandler { close(descriptor) }
-            let watch = nextWatch.withLock { next in
-                defer { next += 1 }
-                return next
+            // Resumed before it can be cancelled: Dispatch does not let a source go suspended.
+            source.resume()
+            let watch = registered.withLock { registered -> Watch? in
+                guard registered != nil else { return nil }
+                let watch = (registered?.keys.max() ?? -1) + 1
+                registered?[watch] = Registered(handler: handler, source: source)
+                return watch
             }
+            guard let watch else {
+                source.cancel()
+                return -1
+            }
+            return watch
         #else
             let events = UInt32(
                 isFolder ? IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM : IN_MODIFY | IN_CLOSE_WRITE)
-            let watch = inotify_add_watch(inotify, path, events)
-            guard watch >= 0 else { throw Self.failure(watching: path, errorNumber: errno) }
-            let source: (any DispatchSourceProtocol)? = nil
+            // Under the lock, so that no watch is added to a descriptor `cancel()` has let go.
+            let (watch, error) = registered.withLock { registered -> (Watch, Int32) in
+                guard registered != nil else { return (-1, 0) }
+                let watch = inotify_add_watch(inotify, path, events)
+                guard watch >= 0 else { return (watch, errno) }
+                registered?[watch] = Registered(handler: handler, source: nil)
+                return (watch, 0)
+            }
+            guard error == 0 else { throw Self.failure(watching: path, errorNumber: error) }
+            return watch
         #endif
-        // Resumed before it can be cancelled: Dispatch does not let a source go suspended.
-        source?.resume()
-        let isKept = registered.withLock { registered in
-            registered?[watch] = Registered(handler: handler, source: source)
-            return registered != nil
-        }
-        if !isKept {
-            stop(watch, source)
-        }
-        return watch
     }
 
     /// Stops one watch.
@@ -122,7 +130,8 @@ final class PathWatches: @unchecked Sendable {
         #if canImport(Darwin)
             source?.cancel()
         #else
-            inotify_rm_watch(inotify, watch)
+            // Fails only for a watch the kernel already removed, with its file.
+            _ = inotify_rm_watch(inotify, watch)
         #endif
     }
 

@@ -1,95 +1,197 @@
+import Foundation
+
 /// One round of sync, with the store's writers locked out everywhere.
 ///
 /// For each key it looks at, three things are compared: the value the store holds, the version the
-/// store last synced (``SyncState``), and the latest version any file in the folder holds.
+/// store last synced (``SyncState``), and the latest version the transport knows to be there.
 ///
-/// 1. The value differs from the version synced: it changed here. Unless the store has never
-///    finished a round and the folder has a version of the key (a device pulls before it pushes),
-///    the change is stamped and offered.
-/// 2. Otherwise, a version in the folder that wins over the one synced is applied, as a commit
-///    whose origin is the device that made it, and becomes the version synced.
-/// 3. Otherwise, a version synced that no file shows (a rename moved it, or an append was lost) is
-///    offered again.
+/// 1. The value differs from the version synced: it changed here. It is stamped with the time it
+///    was committed, as far as known, and offered, unless a version there is later still. A key
+///    the store never synced takes the version there, if there is one, before its own is offered
+///    (a device pulls before it pushes), so that a new device, or a key newly synced, cannot
+///    overwrite what the user chose elsewhere.
+/// 2. Otherwise, a version there that wins over the one synced is applied, as a commit whose
+///    origin is the device that made it, and becomes the version synced.
+/// 3. Otherwise, a version synced that is not there (a rename moved it, or a round was killed
+///    before it offered it) is offered again.
 ///
-/// What is applied is committed before anything is offered: a round killed at any point leaves
-/// the store and what it knows of the folder in step, and the next round does the rest. A change
-/// offered and then not recorded, because the round was killed between the two, is offered again
-/// with a later stamp: the same value, which changes nothing on the devices that had it.
+/// What is applied, and the versions made here, are committed before anything is offered: a round
+/// killed between the two leaves versions recorded and not offered, which the next round offers
+/// (3). While something there could not be read, a key the store never synced is left for a later
+/// round, rather than offered in place of a version that may be in what was skipped.
 extension PreferencesSync {
-    func runRound(lookingAtEveryKey: Bool) throws -> SyncReport {
-        try store.withWriteLock {
-            try store.withExclusiveAccess {
-                try session.withLock { (session: inout Session) throws -> SyncReport in
-                    try round(&session, lookingAtEveryKey: lookingAtEveryKey)
+    func runRound(lookingAtEveryKey: Bool) throws(PreferencesError) -> SyncReport {
+        do {
+            return try store.withWriteLock {
+                try store.withExclusiveAccess {
+                    try session.withLock { (session: inout Session) throws(PreferencesError) -> SyncReport in
+                        do throws(PreferencesError) {
+                            return try round(&session, lookingAtEveryKey: lookingAtEveryKey)
+                        } catch {
+                            // What the round took in is taken: the next one looks at every key.
+                            session.changedKeys = nil
+                            throw error
+                        }
+                    }
                 }
             }
+        } catch let error as PreferencesError {
+            throw error
+        } catch {
+            preconditionFailure("a round throws only PreferencesError, not \(error)")
         }
     }
 
-    private func round(_ session: inout Session, lookingAtEveryKey: Bool) throws -> SyncReport {
+    private func round(_ session: inout Session, lookingAtEveryKey: Bool) throws(PreferencesError) -> SyncReport {
         let arrivals = try session.transport.readChanges()
         session.clock.see(arrivals.latestStamp)
-        var keysToLookAt = lookingAtEveryKey || arrivals.startsOver ? Set(keys) : session.changedKeys ?? Set(keys)
-        session.changedKeys = []
-        keysToLookAt.formUnion(arrivals.changedKeys.intersection(keys))
         if arrivals.startsOver {
             try forgetSyncedVersions()
         }
+        let looksAtEveryKey = lookingAtEveryKey || arrivals.startsOver || session.changedKeys == nil
+        var keysToLookAt = looksAtEveryKey ? Set(keys) : session.changedKeys ?? []
+        keysToLookAt.formUnion(arrivals.changedKeys.intersection(keys))
+        session.changedKeys = []
+        let noticed = session.noticedTimes
+        session.noticedTimes = [:]
+        let joined = Set(SyncState.keys(in: store.storedValue(at: SyncState.keysKey)))
 
-        let hasJoined = store.storedValue(at: SyncState.joinedKey) != nil
-        var offered: [SyncFile.Entry] = []
-        var recordedHere: [PendingChange] =
-            hasJoined ? [] : [PendingChange(key: SyncState.joinedKey, value: .bool(true), valueType: nil)]
-        var applied: [String: [PendingChange]] = [:]
-        var received: [StoredKey] = []
-        var sent: [StoredKey] = []
+        var plan = Plan()
         // A forced key is looked at again when the force ends: the store tells its observers.
         for key in keysToLookAt.sorted() where !isForced(key) {
             let current = store.storedValue(at: key)
-            let synced = SyncState.version(in: store.storedValue(at: SyncState.versionKey(for: key)))
-            let there = session.transport.version(of: key)
+            let synced: SyncVersion?
+            do throws(PreferencesError) {
+                synced = try store.syncedVersion(of: key)
+            } catch {
+                plan.problems.append(error)
+                continue
+            }
             if let synced {
                 session.clock.see(synced.stamp)
             }
+            let there = session.transport.version(of: key)
             let changedHere = synced.map { current != $0.value } ?? (current != nil)
-            if changedHere && (hasJoined || synced != nil || there == nil) {
-                let version = SyncVersion(stamp: session.clock.tick(), device: deviceID, value: current)
-                offered.append(SyncFile.Entry(key: key, version: version))
-                recordedHere.append(
-                    PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(version), valueType: nil)
-                )
-                sent.append(store.storedKey(for: key))
+            if changedHere && (synced != nil || joined.contains(key)) {
+                plan.madeHere.append(key)
             } else if let there, there.isNewer(than: synced) {
-                if current != there.value {
-                    applied[there.device, default: []].append(
-                        PendingChange(key: key, value: there.value, valueType: nil))
-                    received.append(store.storedKey(for: key))
-                }
-                applied[there.device, default: []].append(
-                    PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(there), valueType: nil))
+                plan.apply(there, to: key, current: current)
+            } else if !joined.contains(key) && !arrivals.isComplete {
+                // Left until what was skipped reads: it may hold a version of the key.
+                session.changedKeys?.insert(key)
+                continue
+            } else if changedHere {
+                plan.madeHere.append(key)
             } else if let synced, !synced.isSameChange(as: there) {
-                offered.append(SyncFile.Entry(key: key, version: synced))
+                plan.offered.append(SyncFile.Entry(key: key, version: synced))
+            }
+            if !joined.contains(key) {
+                plan.joined.append(key)
             }
         }
 
-        for device in applied.keys.sorted() {
-            try store.commit(applied[device] ?? [], syncedFrom: device)
+        let times = plan.madeHere.isEmpty ? [:] : commitTimes(of: plan.madeHere, noticed: noticed, into: &plan.problems)
+        for key in plan.madeHere {
+            let current = store.storedValue(at: key)
+            let earlier = try store.syncedVersion(of: key)?.stamp
+            let version = SyncVersion(
+                stamp: session.clock.stamp(committedAt: times[key], after: earlier), device: deviceID, value: current)
+            if let there = session.transport.version(of: key), there.isNewer(than: version) {
+                // Changed here, and later still elsewhere.
+                plan.apply(there, to: key, current: current)
+            } else {
+                plan.recorded.append(
+                    PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(version), valueType: nil)
+                )
+                plan.offered.append(SyncFile.Entry(key: key, version: version))
+                plan.sent.append(store.storedKey(for: key))
+            }
         }
-        // Offered before they are recorded: a round killed between the two leaves them recorded
-        // nowhere, and the next round offers the changes again, rather than recorded and offered
-        // nowhere.
-        let refused = try session.transport.offer(offered) { heldVersions(replacing: offered) }
-        if !recordedHere.isEmpty {
-            try store.commit(recordedHere, syncedFrom: deviceID)
+        if !plan.joined.isEmpty {
+            let keys = (joined.union(plan.joined)).sorted()
+            plan.recorded.append(
+                PendingChange(key: SyncState.keysKey, value: SyncState.stored(keys: keys), valueType: nil))
         }
-        return SyncReport(received: received, sent: sent, problems: arrivals.problems + refused)
+
+        for device in plan.applied.keys.sorted() {
+            try store.commit(plan.applied[device] ?? [], syncedFrom: device)
+        }
+        if !plan.recorded.isEmpty {
+            try store.commit(plan.recorded)
+        }
+        let refused = try session.transport.offer(plan.offered) { heldVersions() }
+        return SyncReport(
+            received: plan.received.map(store.storedKey(for:)), sent: plan.sent,
+            problems: arrivals.problems + plan.problems + refused)
     }
 
-    /// Removes what the store knows of the versions it synced, as if it had never synced.
-    private func forgetSyncedVersions() throws {
-        var removals = keys.map { PendingChange(key: SyncState.versionKey(for: $0), value: nil, valueType: nil) }
-        removals.append(PendingChange(key: SyncState.joinedKey, value: nil, valueType: nil))
-        try store.commit(removals, syncedFrom: deviceID)
+    /// What a round decided, to commit and offer.
+    private struct Plan {
+        /// The versions that arrived and win, with the values they set, by the device that made them.
+        var applied: [String: [PendingChange]] = [:]
+        var received: [ResolvedKey] = []
+        /// The keys whose values changed here, to stamp.
+        var madeHere: [ResolvedKey] = []
+        /// The keys looked at for the first time with nothing there left unread.
+        var joined: [ResolvedKey] = []
+        /// The versions made here, and the keys looked at.
+        var recorded: [PendingChange] = []
+        var offered: [SyncFile.Entry] = []
+        var sent: [StoredKey] = []
+        var problems: [PreferencesError] = []
+
+        mutating func apply(_ version: SyncVersion, to key: ResolvedKey, current: StoredValue?) {
+            if current != version.value {
+                applied[version.device, default: []].append(
+                    PendingChange(key: key, value: version.value, valueType: nil))
+                received.append(key)
+            }
+            applied[version.device, default: []].append(
+                PendingChange(key: SyncState.versionKey(for: key), value: SyncState.stored(version), valueType: nil))
+        }
+    }
+
+    /// When each key's value was last committed, in milliseconds since 1970: as the watcher noticed
+    /// it, or else as the store's history says. A key neither knows is stamped as changed now.
+    private func commitTimes(
+        of keys: [ResolvedKey],
+        noticed: [ResolvedKey: Int64],
+        into problems: inout [PreferencesError]
+    ) -> [ResolvedKey: Int64] {
+        var times: [ResolvedKey: Int64] = [:]
+        var unknown = Set(keys)
+        for key in keys {
+            if let time = noticed[key] {
+                times[key] = time
+                unknown.remove(key)
+            }
+        }
+        guard !unknown.isEmpty, store.backend.historyRetention != .off else { return times }
+        do {
+            // Newest first: the first entry of a key is its last change.
+            for entry in try store.history() {
+                let key = store.resolvedKey(for: entry.key)
+                guard unknown.contains(key), let date = entry.date else { continue }
+                times[key] = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+                unknown.remove(key)
+                if unknown.isEmpty { break }
+            }
+        } catch let error as PreferencesError {
+            problems.append(error)
+        } catch {
+            preconditionFailure("reading the history throws only PreferencesError, not \(error)")
+        }
+        return times
+    }
+
+    /// Removes what the store knows of the versions it synced, and of the keys it looked at, as if
+    /// it had never synced.
+    private func forgetSyncedVersions() throws(PreferencesError) {
+        var removals = store.syncedVersions().map {
+            PendingChange(key: SyncState.versionKey(for: $0.key), value: nil, valueType: nil)
+        }
+        removals.append(PendingChange(key: SyncState.keysKey, value: nil, valueType: nil))
+        try store.commit(removals)
     }
 
     /// Whether a managed setting forces `key`: a forced key is left alone while it is.
@@ -97,18 +199,9 @@ extension PreferencesSync {
         store.state.withLock { $0.forcingOrigin(of: key) } != nil
     }
 
-    /// Every version the store holds of a synced key, with `offered`, not yet recorded, in place of
-    /// what it replaces: what this device's file holds when written whole.
-    private func heldVersions(replacing offered: [SyncFile.Entry]) -> [SyncFile.Entry] {
-        var versions: [ResolvedKey: SyncVersion] = [:]
-        for key in keys {
-            if let version = SyncState.version(in: store.storedValue(at: SyncState.versionKey(for: key))) {
-                versions[key] = version
-            }
-        }
-        for entry in offered {
-            versions[entry.key] = entry.version
-        }
-        return versions.sorted { $0.key < $1.key }.map { SyncFile.Entry(key: $0.key, version: $0.value) }
+    /// Every version the store holds, of the keys this sync syncs and of those another process of
+    /// the device syncs: what this device's file holds when written whole.
+    private func heldVersions() -> [SyncFile.Entry] {
+        store.syncedVersions()
     }
 }

@@ -42,8 +42,11 @@ public final class PreferencesSync: Sendable {
     struct Session {
         var transport: any SyncTransport
         var clock = HybridClock()
-        /// Keys changed in the store since the last round; `nil` until a first round looked at them all.
+        /// Keys changed in the store since the last round; `nil` until a round looked at them all.
         var changedKeys: Set<ResolvedKey>?
+        /// When the watcher saw each of them change, in milliseconds since 1970: what their
+        /// versions are stamped with.
+        var noticedTimes: [ResolvedKey: Int64] = [:]
     }
 
     let session: Locked<Session>
@@ -109,12 +112,12 @@ public final class PreferencesSync: Sendable {
         }
     }
 
-    /// Prepares to sync the keys the app last synced the store with: what `prefs sync` does.
+    /// Prepares to sync the keys the store has synced: what `prefs sync` does.
     package convenience init(syncingRecordedKeysOf store: PreferencesStore, folder: URL) throws {
         let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey))
         guard !keys.isEmpty else {
             throw PreferencesError(
-                .notSyncable(key: nil, reason: "no app has synced this store, so it records no keys to sync"))
+                .notSyncable(key: nil, reason: "this store has never synced, so it records no keys to sync"))
         }
         try self.init(store: store, resolvedKeys: keys, folder: folder)
     }
@@ -139,10 +142,6 @@ public final class PreferencesSync: Sendable {
                 } else {
                     device = UUID().uuidString
                     changes.append(PendingChange(key: SyncState.deviceKey, value: .string(device), valueType: nil))
-                }
-                let recorded = SyncState.stored(keys: keys)
-                if store.storedValue(at: SyncState.keysKey) != recorded {
-                    changes.append(PendingChange(key: SyncState.keysKey, value: recorded, valueType: nil))
                 }
                 if !changes.isEmpty {
                     try store.commit(changes)
@@ -209,28 +208,14 @@ public final class PreferencesSync: Sendable {
         }?.stop()
     }
 
-    /// What the store has changed since the last round, for the next one to look at.
+    /// What the store has changed since the last round, and when, for the next one to look at.
     func noteChanged(_ changes: [EntryChange]) {
+        let now = CommitStamp.now()
         session.withLock { session in
-            guard session.changedKeys != nil else { return }
             for change in changes {
                 session.changedKeys?.insert(change.key)
+                session.noticedTimes[change.key] = now
             }
         }
     }
-}
-
-/// What a round of ``PreferencesSync`` did.
-public struct SyncReport: Sendable, Hashable {
-    /// The keys whose values the other devices' changes set, or removed.
-    public let received: [StoredKey]
-
-    /// The keys whose changes on this device the round offered to the others.
-    public let sent: [StoredKey]
-
-    /// The files in the folder skipped because they do not verify, each reported once.
-    ///
-    /// Another device's file is damaged, or still being copied into the folder: it is read again
-    /// next round. This device's own file is written whole again.
-    public let problems: [PreferencesError]
 }

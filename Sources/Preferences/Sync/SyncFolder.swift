@@ -32,6 +32,8 @@ final class SyncFolder: SyncTransport {
     private let keyCount: Int
     /// The latest version of each key that any file holds, as far as read.
     private var latest: [ResolvedKey: SyncVersion] = [:]
+    /// What watching the folder could not do, for the next round to report.
+    private let watchProblems = Locked<[PreferencesError]>([])
 
     init(
         path: String, device: String, keyCount: Int, ownedLike template: String, fileSystem: FileSystem = FileSystem()
@@ -50,7 +52,11 @@ final class SyncFolder: SyncTransport {
     func readChanges() throws(PreferencesError) -> SyncArrivals {
         let read = try readFiles()
         ownFileNeedsRewrite = read.ownFileNeedsRewrite
-        var arrivals = SyncArrivals(problems: read.problems)
+        let watchProblems = watchProblems.withLock { problems in
+            defer { problems = [] }
+            return problems
+        }
+        var arrivals = SyncArrivals(problems: watchProblems + read.problems, isComplete: !read.skippedAny)
         for entry in read.entries {
             arrivals.latestStamp = max(arrivals.latestStamp, entry.version.stamp)
             if entry.version.isNewer(than: latest[entry.key]) {
@@ -83,7 +89,11 @@ final class SyncFolder: SyncTransport {
         -> any SyncWatch
     {
         try fileSystem.createDirectory(at: path)
-        let events = try FolderEvents(watching: path, ignoring: device + SyncFile.suffix, queue: queue)
+        let watchProblems = watchProblems
+        let events = try FolderEvents(watching: path, ignoring: device + SyncFile.suffix, queue: queue) { problem in
+            watchProblems.withLock { $0.append(problem) }
+            onChange()
+        }
         try events.resume(onChange: onChange)
         return events
     }
@@ -99,76 +109,128 @@ final class SyncFolder: SyncTransport {
     private struct Changes {
         /// The versions the files gained since the last read, this device's own file's included.
         var entries: [SyncFile.Entry] = []
-        /// Files skipped because they do not verify, reported once each.
+        /// Files skipped because they do not verify or cannot be read, reported once each.
         var problems: [PreferencesError] = []
+        /// Whether a file was skipped, or a version in one.
+        var skippedAny = false
         /// Whether this device's file must be written whole before anything is appended to it:
         /// there is none, or it does not verify.
         var ownFileNeedsRewrite = false
     }
 
+    /// What reading one file found.
+    private enum FileReading {
+        /// Nothing new since the last read.
+        case unchanged
+        /// The versions it gained, and where they end; `restarted` when the file was written whole
+        /// since the last read, and was read from its start.
+        case verified([SyncFile.Entry], cursor: (generation: UInt64, end: Int), restarted: Bool)
+        /// It does not verify, or is of a newer format: skipped whole.
+        case skipped(PreferencesError, size: Int)
+    }
+
     /// Reads the versions each device's file gained since the last read.
     ///
     /// A file that does not verify from where the last read ended is skipped whole, and read again
-    /// next time: it may be one the program that copies the folder has not finished copying.
+    /// next time: it may be one the program that copies the folder has not finished copying. So is
+    /// another device's file that cannot be read; this device's own must be. Nothing is taken in
+    /// unless the whole read succeeds.
     private func readFiles() throws(PreferencesError) -> Changes {
         var changes = Changes()
         try fileSystem.createDirectory(at: path)
         var ownFileSeen = false
+        var newCursors = cursors
+        var ownVersionCount = ownFileVersionCount
         for name in try fileSystem.fileNames(in: path) {
             guard let device = SyncFile.device(named: name) else { continue }
             let isOwn = device == self.device
             ownFileSeen = ownFileSeen || isOwn
             let filePath = filePath(of: device)
-            guard let file = try fileSystem.openExisting(at: filePath, readOnly: true) else {
-                // Renamed over or removed since the listing: the next read finds what replaced it.
+            let reading: FileReading
+            do throws(PreferencesError) {
+                reading = try readFile(at: filePath, from: cursors[device])
+            } catch {
+                if isOwn { throw error }
+                report(error, for: filePath, size: -1, into: &changes.problems)
+                changes.skippedAny = true
                 continue
             }
-            let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
-            let generation: UInt64
-            switch FileHeader.check(header, expecting: .syncChanges) {
-            case .valid(let valid):
-                generation = valid.generation
-            case .newerVersion(let version):
-                report(
-                    PreferencesError(
-                        .unsupportedFormatVersion(
-                            path: filePath, found: version, supported: FileHeader.Kind.syncChanges.currentVersion)),
-                    for: filePath, size: header.count, into: &changes.problems)
+            switch reading {
+            case .unchanged:
                 continue
-            case .damaged(let reason):
-                changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || isOwn
-                report(
-                    PreferencesError(.unverifiedSyncFile(path: filePath, offset: 0, reason: reason)), for: filePath,
-                    size: header.count, into: &changes.problems)
-                continue
-            }
-            var start = FileHeader.size
-            if let cursor = cursors[device], cursor.generation == generation {
-                start = cursor.end
-            } else if isOwn {
-                ownFileVersionCount = 0
-            }
-            let size = try fileSystem.status(of: file).size
-            guard size != start else { continue }
-            // The whole file, so that a frame is checked against the bytes around it as it lies.
-            let bytes = header + (try fileSystem.contents(of: file, from: FileHeader.size))
-            switch SyncFile.read(bytes, from: start) {
-            case .verified(let entries, let end):
-                cursors[device] = (generation, end)
+            case .verified(let entries, let cursor, let restarted):
+                newCursors[device] = cursor
                 reportedDamage[filePath] = nil
-                changes.entries += entries
                 if isOwn {
-                    ownFileVersionCount += entries.count
+                    ownVersionCount = (restarted ? 0 : ownVersionCount) + entries.count
                 }
-            case .damaged(let offset, let reason):
+                for entry in entries {
+                    guard HybridClock.isPlausible(entry.version.stamp) else {
+                        changes.skippedAny = true
+                        report(
+                            PreferencesError(
+                                .unreadableSyncedVersion(
+                                    place:
+                                        "the sync file '\(filePath)', for '\(entry.key.namespace):\(entry.key.name)'",
+                                    reason: "it is stamped more than a year ahead of this device's clock")),
+                            for: filePath, size: cursor.end, into: &changes.problems)
+                        continue
+                    }
+                    changes.entries.append(entry)
+                }
+            case .skipped(let problem, let size):
+                if isOwn, problem.code == .unsupportedFormatVersion {
+                    // A newer version of the library on this device writes it: this one must not.
+                    throw problem
+                }
                 changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || isOwn
-                report(
-                    PreferencesError(.unverifiedSyncFile(path: filePath, offset: offset, reason: reason)),
-                    for: filePath, size: bytes.count, into: &changes.problems)
+                changes.skippedAny = changes.skippedAny || !isOwn
+                report(problem, for: filePath, size: size, into: &changes.problems)
             }
         }
+        cursors = newCursors
+        ownFileVersionCount = ownVersionCount
         changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || !ownFileSeen
         return changes
+    }
+
+    /// Reads one device's file from where the last read ended, `cursor`.
+    private func readFile(
+        at filePath: String,
+        from cursor: (generation: UInt64, end: Int)?
+    ) throws(PreferencesError) -> FileReading {
+        guard let file = try fileSystem.openExisting(at: filePath, readOnly: true) else {
+            // Renamed over or removed since the listing: the next read finds what replaced it.
+            return .unchanged
+        }
+        let header = try fileSystem.contents(of: file, from: 0, limit: FileHeader.size)
+        let generation: UInt64
+        switch FileHeader.check(header, expecting: .syncChanges) {
+        case .valid(let valid):
+            generation = valid.generation
+        case .newerVersion(let version):
+            return .skipped(
+                PreferencesError(
+                    .unsupportedFormatVersion(
+                        path: filePath, found: version, supported: FileHeader.Kind.syncChanges.currentVersion)),
+                size: header.count)
+        case .damaged(let reason):
+            return .skipped(
+                PreferencesError(.unverifiedSyncFile(path: filePath, offset: 0, reason: reason)), size: header.count)
+        }
+        let restarted = cursor?.generation != generation
+        let start = restarted ? FileHeader.size : cursor?.end ?? FileHeader.size
+        let size = try fileSystem.status(of: file).size
+        guard size != start || restarted else { return .unchanged }
+        let tail = try fileSystem.contents(of: file, from: start)
+        switch SyncFile.read(tail, from: 0) {
+        case .verified(let entries, let end):
+            return .verified(entries, cursor: (generation, start + end), restarted: restarted)
+        case .damaged(let offset, let reason):
+            return .skipped(
+                PreferencesError(.unverifiedSyncFile(path: filePath, offset: start + offset, reason: reason)),
+                size: start + tail.count)
+        }
     }
 
     private func report(

@@ -5,18 +5,18 @@ import Foundation
 /// and what it knows of the other devices in step.
 ///
 /// - `device`: this store's device identifier, made by its first sync.
-/// - `keys`: the keys the app last synced, as `namespace:name`: what `prefs sync` syncs.
-/// - `joined`: present once a round has finished: from then on a value with no version synced is
-///   a change made here, not one the store had before it ever synced.
-/// - `namespace:name`, for each synced key: the ``SyncVersion`` the store holds, as data. A colon
-///   is never part of a namespace or a key's name, so no key's entry can be named `device`, `keys`
-///   or `joined`.
+/// - `keys`: the keys a round has looked at with nothing there left unread, as `namespace:name`.
+///   For a key not in the list, a value with no version synced is one the store had before it
+///   synced the key, which takes the others' version if there is one; for a key in it, such a
+///   value is a change made here. `prefs sync` syncs these keys.
+/// - `namespace:name`, for each key synced: the ``SyncVersion`` the store holds, as data. A colon
+///   is never part of a namespace or a key's name, so no key's entry can be named `device` or
+///   `keys`.
 enum SyncState {
     static let namespace = "_preferences.sync"
 
     static let deviceKey = ResolvedKey(namespace: namespace, name: "device")
     static let keysKey = ResolvedKey(namespace: namespace, name: "keys")
-    static let joinedKey = ResolvedKey(namespace: namespace, name: "joined")
 
     /// Where the version of `key` is kept.
     static func versionKey(for key: ResolvedKey) -> ResolvedKey {
@@ -35,13 +35,29 @@ enum SyncState {
         return .data(Data(writer.bytes))
     }
 
-    /// The version a stored entry holds; `nil` if it holds none that reads.
-    static func version(in stored: StoredValue?) -> SyncVersion? {
-        guard case .data(let data)? = stored else { return nil }
+    /// The version a version entry holds; `nil` if there is no entry.
+    ///
+    /// - Throws: Why an entry there does not read: only another program can write one so.
+    static func version(in stored: StoredValue?, of key: ResolvedKey) throws(PreferencesError) -> SyncVersion? {
+        guard let stored else { return nil }
+        guard case .data(let data) = stored else {
+            throw unreadable(key, "it holds \(withArticle(stored.kindDescription)), not data")
+        }
         let bytes = [UInt8](data)
         var reader = ByteReader(bytes, range: 0..<bytes.count)
-        guard let version = try? SyncVersion(from: &reader), reader.isAtEnd else { return nil }
-        return version
+        do throws(FormatError) {
+            let version = try SyncVersion(from: &reader)
+            guard reader.isAtEnd else { throw .malformed("bytes after the version", at: reader.position) }
+            return version
+        } catch {
+            throw unreadable(key, "\(error)")
+        }
+    }
+
+    private static func unreadable(_ key: ResolvedKey, _ reason: String) -> PreferencesError {
+        PreferencesError(
+            .unreadableSyncedVersion(
+                place: "the store's entry '\(namespace):\(key.namespace):\(key.name)'", reason: reason))
     }
 
     static func stored(keys: [ResolvedKey]) -> StoredValue {
@@ -54,6 +70,33 @@ enum SyncState {
         return items.compactMap { item in
             guard case .string(let name) = item else { return nil }
             return syncedKey(fromVersionName: name)
+        }
+    }
+}
+
+extension PreferencesStore {
+    /// The version the store holds of `key`; `nil` if it holds none.
+    ///
+    /// - Throws: Why the entry holding it does not read.
+    func syncedVersion(of key: ResolvedKey) throws(PreferencesError) -> SyncVersion? {
+        try SyncState.version(in: storedValue(at: SyncState.versionKey(for: key)), of: key)
+    }
+
+    /// Every version the store holds, of any key, that reads.
+    func syncedVersions() -> [SyncFile.Entry] {
+        catchUpForRead()
+        let entries = state.withLock { state in
+            state.everySlot().compactMap { key, slot -> (ResolvedKey, StoredValue)? in
+                guard key.namespace == SyncState.namespace, let stored = slot.stored else { return nil }
+                return (key, stored)
+            }
+        }
+        return entries.sorted { $0.0 < $1.0 }.compactMap { entry, stored in
+            guard let key = SyncState.syncedKey(fromVersionName: entry.name),
+                let version = try? SyncState.version(in: stored, of: key)
+            else { return nil }
+            // One that does not read is reported by the round that looks at its key.
+            return SyncFile.Entry(key: key, version: version)
         }
     }
 }

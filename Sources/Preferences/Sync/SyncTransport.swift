@@ -46,6 +46,9 @@ struct SyncArrivals {
     var latestStamp: UInt64 = 0
     /// What was skipped, each reported once: a file that does not verify, a limit exceeded.
     var problems: [PreferencesError] = []
+    /// Whether everything there was read: `false` when a file or entry was skipped, which may hold
+    /// versions of keys the store has never synced.
+    var isComplete = true
     /// Whether the versions there belong to someone else now (another iCloud account): the store
     /// forgets the versions it synced, and the round is a first round again.
     var startsOver = false

@@ -52,31 +52,3 @@ extension SyncVersion {
         }
     }
 }
-
-/// A hybrid logical clock: readings that follow the wall clock in milliseconds, and still increase
-/// when the wall clock stands still or goes back, or another device's clock runs ahead.
-///
-/// A reading is the time in milliseconds since 1970 shifted left 16 bits, plus a counter in the low
-/// 16 bits. ``tick()`` gives a reading later than every reading given or seen; ``see(_:)`` takes in
-/// another device's reading. A change made after another was seen is thereby stamped later, even
-/// when the device that made it has a clock that is behind.
-struct HybridClock: Sendable {
-    private(set) var last: UInt64 = 0
-
-    /// A reading later than the wall clock's and than every reading given or seen.
-    mutating func tick() -> UInt64 {
-        let wall = UInt64(max(0, CommitStamp.now() ?? 0)) << 16
-        last = max(last + 1, wall)
-        return last
-    }
-
-    /// Takes in a reading another device made.
-    mutating func see(_ reading: UInt64) {
-        last = max(last, reading)
-    }
-
-    /// The wall-clock time a reading stands for.
-    static func date(of reading: UInt64) -> Date {
-        Date(timeIntervalSince1970: Double(reading >> 16) / 1000)
-    }
-}

@@ -34,9 +34,10 @@ final class SyncWatcher: Sendable {
     /// - Throws: A ``PreferencesError`` if the folder cannot be watched.
     func run() throws(PreferencesError) {
         guard let sync else { return }
-        let observation = sync.store.addObserver(.keys(Set(sync.keys))) { [weak self] change in
+        // Weakly: the store keeps its observers, and the sync keeps the store.
+        let observation = sync.store.addObserver(.keys(Set(sync.keys))) { [weak self, weak sync] change in
             if case .sync = change.origin { return }
-            sync.noteChanged(change.changes)
+            sync?.noteChanged(change.changes)
             self?.requestRound()
         }
         let transportWatch: any SyncWatch
@@ -96,13 +97,12 @@ final class SyncWatcher: Sendable {
                 return state.isStopped
             }
             guard !isStopped, let sync = self.sync else { return }
-            do {
+            do throws(PreferencesError) {
                 let report = try sync.runRound(lookingAtEveryKey: false)
                 sync.store.errorChannel.report(report.problems)
-            } catch let error as PreferencesError {
-                sync.store.errorChannel.report(error)
             } catch {
-                preconditionFailure("a round throws only PreferencesError, not \(error)")
+                // Tried again, looking at every key, at the next change here or there.
+                sync.store.errorChannel.report(error)
             }
         }
     }

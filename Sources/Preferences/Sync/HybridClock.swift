@@ -1,0 +1,53 @@
+import Foundation
+
+/// A hybrid logical clock: readings that follow the wall clock in milliseconds, and still increase
+/// when the wall clock stands still or goes back, or another device's clock runs ahead.
+///
+/// A reading is the time in milliseconds since 1970 shifted left 16 bits, plus a counter in the low
+/// 16 bits. ``tick()`` gives a reading later than every reading given or seen; ``see(_:)`` takes in
+/// another device's reading. A change made after another was seen is thereby stamped later, even
+/// when the device that made it has a clock that is behind.
+struct HybridClock: Sendable {
+    private(set) var last: UInt64 = 0
+
+    /// A reading later than the wall clock's and than every reading given or seen.
+    mutating func tick() -> UInt64 {
+        last = max(last + 1, Self.reading(at: CommitStamp.now() ?? 0))
+        return last
+    }
+
+    /// The reading of a change committed at `time` (milliseconds since 1970), after the version
+    /// `earlier` it replaced; a ``tick()`` when the time is not known.
+    ///
+    /// Not later than every reading seen: a change made before another device's arrived is
+    /// stamped before it, and loses to it. Later than the version it replaced, which the device
+    /// had when the change was made.
+    mutating func stamp(committedAt time: Int64?, after earlier: UInt64?) -> UInt64 {
+        guard let time else { return tick() }
+        let reading = max(Self.reading(at: time), (earlier ?? 0) + 1)
+        see(reading)
+        return reading
+    }
+
+    /// The first reading of the millisecond `time`.
+    static func reading(at time: Int64) -> UInt64 {
+        UInt64(max(0, time)) << 16
+    }
+
+    /// Whether a reading is at most a year ahead of the wall clock: a later one is a device's
+    /// broken clock, or bytes that are not a reading, and would carry every clock that saw it
+    /// along.
+    static func isPlausible(_ reading: UInt64) -> Bool {
+        reading >> 16 <= UInt64(max(0, CommitStamp.now() ?? 0)) + 366 * 24 * 3_600_000
+    }
+
+    /// Takes in a reading another device made: one that ``isPlausible(_:)``.
+    mutating func see(_ reading: UInt64) {
+        last = max(last, reading)
+    }
+
+    /// The wall-clock time a reading stands for.
+    static func date(of reading: UInt64) -> Date {
+        Date(timeIntervalSince1970: Double(reading >> 16) / 1000)
+    }
+}
