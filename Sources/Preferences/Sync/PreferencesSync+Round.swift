@@ -151,8 +151,10 @@ extension PreferencesSync {
         }
     }
 
-    /// When each key's value was last committed, in milliseconds since 1970: as the watcher noticed
-    /// it, or else as the store's history says. A key neither knows is stamped as changed now.
+    /// When each key's value was last committed, in milliseconds since 1970.
+    ///
+    /// As the watcher noticed it, or else as the store's history says. A key neither knows is
+    /// stamped as changed now.
     private func commitTimes(
         of keys: [ResolvedKey],
         noticed: [ResolvedKey: Int64],
