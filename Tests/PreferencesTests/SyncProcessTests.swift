@@ -63,7 +63,11 @@ struct SyncProcessTests {
         }
     }
 
+    /// The harness acknowledges a write once its round returned: the change is then in its
+    /// device's file, and another device that syncs alone, before the killed one starts again,
+    /// has it.
     @Test func aDeviceKilledDuringItsRoundsLosesNothingItAcknowledged() throws {
+        var cutShort = 0
         for round in 0..<Self.killRounds {
             let directory = try TemporaryDirectory()
             let folder = directory.url.appendingPathComponent("shared", isDirectory: true)
@@ -72,7 +76,7 @@ struct SyncProcessTests {
                 "PreferencesHarness",
                 ["sync-writes", storeURL(directory, device: 0).path, folder.path, "0", "0", acks.path])
             let deadline = Date().addingTimeInterval(10)
-            while ((try? Data(contentsOf: acks).count) ?? 0) < 40 * (round + 1) {
+            while ((try? Data(contentsOf: acks).count) ?? 0) < 40 * (round % 5 + 1) {
                 guard Date() < deadline, child.process.isRunning else {
                     Issue.record("the harness acknowledged too little: \(child.wait().errors)")
                     return
@@ -82,20 +86,29 @@ struct SyncProcessTests {
             Thread.sleep(forTimeInterval: Double.random(in: 0...0.01))
             child.killAbruptly()
             let text = String(decoding: try Data(contentsOf: acks), as: UTF8.self)
-            let acknowledged =
-                text.split(separator: "\n").dropLast(text.hasSuffix("\n") ? 0 : 1).last.flatMap { Int($0) } ?? 0
+            let lines = text.split(separator: "\n").dropLast(text.hasSuffix("\n") ? 0 : 1)
+            let acknowledged = lines.last.flatMap { Int($0) } ?? 0
 
-            // The killed device starts again; another device joins; both agree on the latest.
-            let restarted = try PreferencesStore(fileURL: storeURL(directory, device: 0))
             let other = try PreferencesStore(fileURL: storeURL(directory, device: 1))
+            let otherReport = try SyncedKeys.sync(other, through: folder).synchronize()
+            let seen = other[SyncedKeys.own(0)]
+            #expect(seen >= acknowledged, "round \(round): \(acknowledged) acknowledged, another device has \(seen)")
+
+            // The killed device starts again: its last change, if its round was cut short, follows.
+            let restarted = try PreferencesStore(fileURL: storeURL(directory, device: 0))
+            if restarted[SyncedKeys.own(0)] > seen || !otherReport.problems.isEmpty {
+                cutShort += 1
+            }
             try settle([restarted, other], folder: folder)
-            let value = restarted[SyncedKeys.own(0)]
-            #expect(value >= acknowledged, "round \(round): \(acknowledged) acknowledged, the store holds \(value)")
-            #expect(other[SyncedKeys.own(0)] == value, "round \(round)")
+            #expect(other[SyncedKeys.own(0)] == restarted[SyncedKeys.own(0)], "round \(round)")
             #expect(other[SyncedKeys.shared] == restarted[SyncedKeys.shared], "round \(round)")
             // A round cut short may leave its device's file with half a round: reported, and written whole.
             let reported = restarted.errorChannel.takeBacklog() + other.errorChannel.takeBacklog()
             #expect(reported.allSatisfy { $0.code == .damagedFile }, "round \(round): \(reported)")
+        }
+        print("sync kill harness: \(Self.killRounds) rounds, \(cutShort) kills cut a write or its round short")
+        if Self.killRounds >= 40 {
+            #expect(cutShort > 0, "no kill caught a write or a round under way: the test proved nothing of them")
         }
     }
 

@@ -184,11 +184,15 @@ private struct Device {
     @Test func aKeyKeptOutOfHistoryCannotSync() throws {
         let folder = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: TemporaryDirectory().storeURL)
-        #expect {
+        let error = #expect(throws: PreferencesError.self) {
             try PreferencesSync(store: store, keys: [.count, .secret], folder: folder.url)
-        } throws: { error in
-            (error as? PreferencesError)?.code == .notSyncable && (error as? PreferencesError)?.key?.name == "secret"
         }
+        #expect(error?.code == .notSyncable)
+        #expect(
+            error?.description
+                == "Key 'app:secret' cannot sync: it is declared withoutHistory(), and what is kept out of the "
+                + "history stays on the device.")
+        #expect(try folder.fileNames().isEmpty)
     }
 
     @Test func aForcedKeyIsNeitherSentNorChanged() throws {
@@ -206,6 +210,170 @@ private struct Device {
         #expect(report.received.isEmpty)
         #expect(managed.store[.count] == 12)
         #expect(!managed.store.contains(.count))
+    }
+
+    @Test func aKeyNewlySyncedByAnUpdateTakesTheValueADeviceUpdatedFirstOffered() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url, keys: [.count])
+        let laptop = try Device(folder: folder.url, keys: [.count])
+        try phone.synchronize()
+        try laptop.synchronize()
+        // Set on each device before the version of the app that syncs the title.
+        laptop.store[.title] = "the laptop's"
+        Thread.sleep(forTimeInterval: 0.003)
+        phone.store[.title] = "the phone's"
+
+        let newPhone = try Device(upgrading: phone, keys: [.count, .title], folder: folder.url)
+        #expect(try newPhone.synchronize().sent.map(\.name) == ["title"])
+        let newLaptop = try Device(upgrading: laptop, keys: [.count, .title], folder: folder.url)
+        let report = try newLaptop.synchronize()
+        #expect(report.received.map(\.name) == ["title"])
+        #expect(report.sent.isEmpty)
+        #expect(newLaptop.store[.title] == "the phone's")
+    }
+
+    @Test func aChangeMadeBeforeALaterOneElsewhereLosesToItWhenItsDeviceSyncsLast() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url)
+        let laptop = try Device(folder: folder.url)
+        try phone.synchronize()
+        try laptop.synchronize()
+        phone.store[.count] = 1
+        Thread.sleep(forTimeInterval: 0.003)
+        laptop.store[.count] = 2
+        try laptop.synchronize()
+        // The phone syncs last, but its change was made first.
+        let report = try phone.synchronize()
+        #expect(report.sent.isEmpty)
+        #expect(report.received.map(\.name) == ["count"])
+        #expect(phone.store[.count] == 2)
+        #expect(try laptop.synchronize().received.isEmpty)
+        #expect(laptop.store[.count] == 2)
+    }
+
+    @Test func aFirstRoundThatSkipsAHalfCopiedFileOffersNothingTheStoreNeverSynced() throws {
+        let folder = try TemporaryDirectory()
+        let elsewhere = try TemporaryDirectory()
+        let phone = try Device(folder: elsewhere.url)
+        phone.store[.title] = "the phone's"
+        try phone.synchronize()
+        let name = phone.sync.deviceID + ".prefsync"
+        let whole = try Data(contentsOf: elsewhere.url.appendingPathComponent(name))
+        try whole.prefix(whole.count - 5).write(to: folder.url.appendingPathComponent(name))
+
+        let tablet = try Device(folder: folder.url)
+        tablet.store[.title] = "the tablet's, from before it synced"
+        tablet.store[.count] = 3
+        let first = try tablet.synchronize()
+        #expect(first.problems.map(\.code) == [.damagedFile])
+        #expect(first.sent.isEmpty)
+        #expect(tablet.store[.title] == "the tablet's, from before it synced")
+
+        try whole.write(to: folder.url.appendingPathComponent(name))
+        let second = try tablet.synchronize()
+        #expect(tablet.store[.title] == "the phone's")
+        // The count, which the phone's file has no version of, is the tablet's to offer.
+        #expect(second.sent.map(\.name) == ["count"])
+    }
+
+    @Test func twoProcessesOfOneDeviceSyncingDifferentKeysKeepEachOthersVersionsInTheirFile() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url, keys: [.count])
+        // The phone's widget: the same store, another set of keys.
+        let widgetStore = try PreferencesStore(fileURL: phone.directory.storeURL)
+        let widget = try PreferencesSync(store: widgetStore, keys: [.nickname], folder: folder.url)
+        #expect(widget.deviceID == phone.sync.deviceID)
+        phone.store[.count] = 5
+        try phone.synchronize()
+        // Enough changes that the widget writes the device's file whole, many times over.
+        for index in 0..<300 {
+            widgetStore[.nickname] = "name \(index)"
+            try widget.synchronize()
+        }
+        let tablet = try Device(folder: folder.url)
+        try tablet.synchronize()
+        #expect(tablet.store[.count] == 5)
+        #expect(tablet.store[.nickname] == "name 299")
+    }
+
+    @Test func aStampFarAheadIsReportedAndSkippedAndCarriesNoClockAlong() throws {
+        let folder = try TemporaryDirectory()
+        let laptop = try Device(folder: folder.url)
+        try laptop.synchronize()
+        let farAhead = HybridClock.reading(at: (CommitStamp.now() ?? 0) + 5 * 365 * 24 * 3_600_000)
+        var writer = ByteWriter()
+        SyncFile.appendFrame(
+            [
+                SyncFile.Entry(
+                    key: ResolvedKey(namespace: "app", name: "count"),
+                    version: SyncVersion(stamp: farAhead, device: "broken-clock", value: .signed(99)))
+            ],
+            to: &writer)
+        try Data(SyncFile.header(generation: 1) + writer.bytes)
+            .write(to: folder.url.appendingPathComponent("broken-clock.prefsync"))
+
+        let report = try laptop.synchronize()
+        #expect(report.problems.map(\.code) == [.damagedFile])
+        #expect(report.problems.first?.description.contains("more than a year ahead") == true)
+        #expect(laptop.store[.count] == 0)
+        laptop.store[.count] = 1
+        try laptop.synchronize()
+        let stamp = try #require(try laptop.store.syncedVersion(of: ResolvedKey(namespace: "app", name: "count"))).stamp
+        #expect(stamp < farAhead)
+    }
+
+    @Test func thisDevicesFileInANewerFormatStopsTheRound() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url)
+        try phone.synchronize()
+        let url = folder.url.appendingPathComponent(phone.sync.deviceID + ".prefsync")
+        try Data(FileHeader(kind: .syncChanges, version: 2, generation: 1).encoded()).write(to: url)
+        phone.store[.count] = 1
+        let error = #expect(throws: PreferencesError.self) { try phone.synchronize() }
+        #expect(error?.code == .unsupportedFormatVersion)
+        #expect(error?.filePath == url.path)
+        #expect(try Data(contentsOf: url).count == FileHeader.size)
+    }
+
+    @Test func aFailedRoundLeavesEveryKeyToTheNext() throws {
+        let folder = try TemporaryDirectory()
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let operations = FileOperationLog()
+        let keys = [PreferenceKeys.count, .title].map { $0.resolvedKey(appNamespace: store.appNamespace) }
+        let sync = try PreferencesSync(
+            store: store, resolvedKeys: keys, folder: folder.url, fileSystem: operations.fileSystem)
+        try sync.synchronize()
+
+        store[.count] = 4
+        sync.noteChanged([EntryChange(key: keys[0], value: .signed(4))])
+        operations.fail(.list, with: EIO)
+        let error = #expect(throws: PreferencesError.self) { try sync.runRound(lookingAtEveryKey: false) }
+        #expect(error?.code == .fileOperationFailed)
+        operations.fail(.list, with: nil)
+        // Nothing noticed since; the round looks at every key all the same.
+        #expect(try sync.runRound(lookingAtEveryKey: false).sent.map(\.name) == ["count"])
+    }
+
+    @Test func aRoundThatFailsToOfferRecordedItsVersionsAndTheNextOffersThem() throws {
+        let folder = try TemporaryDirectory()
+        let directory = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        let operations = FileOperationLog()
+        let keys = [PreferenceKeys.count].map { $0.resolvedKey(appNamespace: store.appNamespace) }
+        let sync = try PreferencesSync(
+            store: store, resolvedKeys: keys, folder: folder.url, fileSystem: operations.fileSystem)
+        try sync.synchronize()
+
+        store[.count] = 8
+        operations.fail(.write, with: ENOSPC) { $0.hasSuffix(".prefsync") }
+        #expect(throws: PreferencesError.self) { try sync.synchronize() }
+        #expect(try store.syncedVersion(of: keys[0])?.value == .signed(8))
+        operations.fail(.write, with: nil)
+        #expect(try sync.synchronize().sent.isEmpty)
+        let laptop = try Device(folder: folder.url)
+        try laptop.synchronize()
+        #expect(laptop.store[.count] == 8)
     }
 
     @Test func aHalfCopiedFileIsSkippedAndReportedUntilItVerifies() throws {
@@ -337,7 +505,7 @@ private struct Device {
         #expect(eventually { managed.store[.count] == 3 })
     }
 
-    @Test func stoppedSyncNoLongerApplies() throws {
+    @Test func stoppedSyncWatchesNothing() throws {
         let folder = try TemporaryDirectory()
         let phone = try Device(folder: folder.url)
         let laptop = try Device(folder: folder.url)
@@ -346,12 +514,40 @@ private struct Device {
         try phone.synchronize()
         #expect(eventually { laptop.store[.count] == 1 })
         laptop.sync.stop()
+        #expect(!laptop.sync.isStarted)
+        #expect(!laptop.store.changeHub.hasObservers)
+        // A round asked for by hand still runs.
         phone.store[.count] = 2
         try phone.synchronize()
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(laptop.store[.count] == 1)
-        // A round asked for by hand still runs.
         try laptop.synchronize()
         #expect(laptop.store[.count] == 2)
+    }
+
+    @Test func aStartedSyncThatIsReleasedStops() throws {
+        let folder = try TemporaryDirectory()
+        let store = try PreferencesStore(fileURL: TemporaryDirectory().storeURL)
+        var sync: PreferencesSync? = try PreferencesSync(store: store, keys: [.count], folder: folder.url)
+        try sync?.start()
+        weak let released = sync
+        sync = nil
+        #expect(eventually { released == nil })
+        #expect(!store.changeHub.hasObservers)
+    }
+
+    @Test func problemsWhileStartedReachTheStoresErrors() throws {
+        let folder = try TemporaryDirectory()
+        let laptop = try Device(folder: folder.url)
+        try laptop.sync.start()
+        defer { laptop.sync.stop() }
+        try Data("not a sync file at all, but long enough to have a header's room".utf8)
+            .write(to: folder.url.appendingPathComponent("another-device.prefsync"))
+        var reported: [PreferencesError] = []
+        #expect(
+            eventually {
+                reported += laptop.store.errorChannel.takeBacklog()
+                return !reported.isEmpty
+            })
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.filePath?.hasSuffix("another-device.prefsync") == true)
     }
 }

@@ -105,10 +105,17 @@ public final class PreferencesSync: Sendable {
         }
     }
 
-    /// Prepares to sync `keys` of `store` through `folder`.
-    convenience init(store: PreferencesStore, resolvedKeys keys: [ResolvedKey], folder: URL) throws {
+    /// Prepares to sync `keys` of `store` through `folder`, reached through `fileSystem`.
+    convenience init(
+        store: PreferencesStore,
+        resolvedKeys keys: [ResolvedKey],
+        folder: URL,
+        fileSystem: FileSystem = FileSystem()
+    ) throws {
         try self.init(store: store, resolvedKeys: keys, folder: folder) { device, keys in
-            SyncFolder(path: folder.path, device: device, keyCount: keys.count, ownedLike: store.backend.location)
+            SyncFolder(
+                path: folder.path, device: device, keyCount: keys.count, ownedLike: store.backend.location,
+                fileSystem: fileSystem)
         }
     }
 
@@ -206,6 +213,11 @@ public final class PreferencesSync: Sendable {
             defer { watcher = nil }
             return watcher
         }?.stop()
+    }
+
+    /// Whether ``start()`` was called, and ``stop()`` not since.
+    var isStarted: Bool {
+        watching.withLock { $0 != nil }
     }
 
     /// What the store has changed since the last round, and when, for the next one to look at.
