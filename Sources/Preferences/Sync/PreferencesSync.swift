@@ -1,27 +1,31 @@
 public import Foundation
 
-/// Keeps chosen keys of a store the same on every device that shares a folder.
+/// Keeps chosen keys of a store the same on every device of a user, through a shared folder or
+/// iCloud's key-value store.
 ///
 /// ```swift
-/// let sync = try PreferencesSync(store: store, keys: [.theme, .fontSize], folder: iCloudDriveFolder)
-/// try sync.start()   // a round now, then one whenever a synced key or the folder changes
+/// let sync = try PreferencesSync(store: store, keys: [.theme, .fontSize], folder: sharedFolder)
+/// try sync.start()   // a round now, then one whenever a synced key or what the others wrote changes
 /// ```
 ///
-/// Each device appends its changes to a file of its own in the folder, and reads the other
+/// Through a folder, each device appends its changes to a file of its own, and reads the other
 /// devices' files: the program that moves the folder between devices (iCloud Drive, Dropbox,
-/// Syncthing, a network home folder) never sees two devices change one file. Each change is
-/// stamped with a hybrid logical clock and the device that made it, and for each key the latest
-/// change wins on every device, a removal as much as a write. A change that arrives is committed
-/// through the store like any other, with the origin ``ChangeOrigin/sync(device:)``: observers,
-/// the Observation framework and the history see it.
+/// Syncthing, a network home folder) never sees two devices change one file. On Apple platforms,
+/// `PreferencesSync(store:keys:iCloud:)` syncs through `NSUbiquitousKeyValueStore` instead, one
+/// entry per key.
 ///
-/// Only the keys given sync. A store's first round takes the other devices' values before
-/// offering its own, so that a new device cannot overwrite what the user chose elsewhere; no
-/// round offers a value the store only has by default. A key a managed
-/// setting forces is left alone while it is forced. See <doc:Syncing>.
+/// Each change is stamped with a hybrid logical clock, from when it was committed, and the device
+/// that made it; for each key the latest change wins on every device, a removal as much as a
+/// write. A change that arrives is committed through the store like any other, with the origin
+/// ``ChangeOrigin/sync(device:)``: observers, the Observation framework and the history see it.
 ///
-/// Several processes of one device may sync the same store and folder: a round runs with the
-/// store's writers locked out, everywhere.
+/// Only the keys given sync. A key the store has never synced takes the other devices' version
+/// before offering its own, so that a new device, or an update that syncs one more key, cannot
+/// overwrite what the user chose elsewhere; no round offers a value the store only has by
+/// default. A key a managed setting forces is left alone while it is forced. See <doc:Syncing>.
+///
+/// Several processes of one device may sync the same store: a round runs with the store's writers
+/// locked out, everywhere.
 public final class PreferencesSync: Sendable {
     /// The store whose keys sync.
     public let store: PreferencesStore
@@ -170,9 +174,10 @@ public final class PreferencesSync: Sendable {
     /// Runs one round now: reads what the other devices changed, applies the changes that win, and
     /// offers this device's.
     ///
-    /// - Returns: What the round received and sent, and the files it skipped.
-    /// - Throws: A ``PreferencesError`` if the folder or the store could not be read or written.
-    ///   What a round committed before it failed stays, and the next round finishes the rest.
+    /// - Returns: What the round received and sent, and what it skipped.
+    /// - Throws: A ``PreferencesError`` if the folder, iCloud's key-value store or the store could
+    ///   not be read or written. What a round committed before it failed stays, and the next round
+    ///   looks at every key again and finishes the rest.
     @discardableResult
     public func synchronize() throws -> SyncReport {
         try runRound(lookingAtEveryKey: true)
@@ -180,11 +185,14 @@ public final class PreferencesSync: Sendable {
 
     /// Syncs from now on.
     ///
-    /// A round now, then one whenever a synced key changes in the store, in any process, or a file
-    /// in the folder changes. Problems are reported through the store's ``PreferencesStore/errors``.
+    /// A round now, then one whenever a synced key changes in the store, in any process, or what
+    /// the other devices wrote changes. Problems are reported through the store's
+    /// ``PreferencesStore/errors``; a round that fails is tried again, looking at every key, at the
+    /// next change.
     ///
-    /// The folder is watched with the platform's file events (inotify on Linux, a dispatch source
-    /// on Apple platforms); nothing polls. Calling it again while syncing does nothing.
+    /// A folder is watched with the platform's file events (inotify on Linux, Dispatch sources on
+    /// Apple platforms), iCloud's key-value store with its notification; nothing polls. Calling it
+    /// again while syncing does nothing.
     ///
     /// - Throws: A ``PreferencesError`` if the folder cannot be watched, or the first round fails.
     public func start() throws {
@@ -206,7 +214,8 @@ public final class PreferencesSync: Sendable {
 
     /// Stops syncing.
     ///
-    /// A round under way finishes first. The folder and the store keep what was synced. Called
+    /// A round under way finishes first, so do not call it inside a transaction of the store, which
+    /// the round would wait for. The store and what the others wrote keep what was synced. Called
     /// when the sync is released.
     public func stop() {
         watching.withLock { watcher in

@@ -6,9 +6,12 @@ public struct SyncReport: Sendable, Hashable {
     /// The keys whose changes on this device the round offered to the others.
     public let sent: [StoredKey]
 
-    /// The files in the folder skipped because they do not verify, each reported once.
+    /// What the round skipped or could not do, each reported once.
     ///
-    /// Another device's file is damaged, or still being copied into the folder: it is read again
-    /// next round. This device's own file is written whole again.
+    /// A file in the folder, or an entry of iCloud's key-value store, that does not verify
+    /// (``PreferencesError/Code/damagedFile``): it is read again next round, and this device's own
+    /// file is written whole again. A write that would break a limit of iCloud's key-value store
+    /// (``PreferencesError/Code/syncLimitExceeded``), offered again next round. A problem reading the
+    /// history for when a change was made, which was then stamped with the round's time.
     public let problems: [PreferencesError]
 }
