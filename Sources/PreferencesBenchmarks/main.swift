@@ -13,6 +13,7 @@ import Preferences
 //   swift run -c release preferences-benchmarks [--quick] [--json] [--cross-process] [--sizes N,...]
 //   swift run -c release preferences-benchmarks --growth   # this library alone, 100 to 100,000 keys
 //   swift run -c release preferences-benchmarks --open     # opening alone, 100 to 100,000 keys
+//   swift run -c release preferences-benchmarks --sync     # sync through a folder, 1 to 10,000 keys
 //   Scripts/count-instructions      (instructions per operation, counted by callgrind)
 //
 // Prints the median (p50) and 95th percentile (p95) time per operation for each workload and
@@ -58,7 +59,12 @@ var results: [Result] = []
 let sizes = arguments.firstIndex(of: "--sizes").flatMap { index in
     index + 1 < arguments.count ? arguments[index + 1].split(separator: ",").compactMap { Int($0) } : nil
 }
-if arguments.contains("--open") {
+if arguments.contains("--sync") {
+    for n in sizes ?? [1, 100, 10_000] {
+        log("sync, n = \(n)")
+        results += try SyncBenchmark(keyCount: n, runs: quick ? 20 : 200, scratch: scratch).run()
+    }
+} else if arguments.contains("--open") {
     // Opening alone, this package's store, at the sizes given or 100 to 100,000 keys.
     for n in sizes ?? [100, 1_000, 10_000, 100_000] {
         log("open, n = \(n)")
@@ -92,7 +98,7 @@ if arguments.contains("--open") {
     results += try FileSizeBenchmark(scratch: scratch, overwrites: quick ? 20_000 : 100_000).run()
 }
 // `--cross-process` measures only another process's writes reaching an observer.
-if sizes == nil && !growth && !arguments.contains("--open") {
+if sizes == nil && !growth && !arguments.contains("--open") && !arguments.contains("--sync") {
     log("another process's writes")
     results += try CrossProcessBenchmark(runs: quick ? 5 : 200, scratch: scratch).run()
 }

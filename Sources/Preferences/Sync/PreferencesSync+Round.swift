@@ -49,12 +49,13 @@ extension PreferencesSync {
             try forgetSyncedVersions()
         }
         let looksAtEveryKey = lookingAtEveryKey || arrivals.startsOver || session.changedKeys == nil
-        var keysToLookAt = looksAtEveryKey ? Set(keys) : session.changedKeys ?? []
-        keysToLookAt.formUnion(arrivals.changedKeys.intersection(keys))
+        var keysToLookAt = looksAtEveryKey ? keySet : session.changedKeys ?? []
+        keysToLookAt.formUnion(arrivals.changedKeys.intersection(keySet))
         session.changedKeys = []
         let noticed = session.noticedTimes
         session.noticedTimes = [:]
-        let joined = Set(SyncState.keys(in: store.storedValue(at: SyncState.keysKey)))
+        // Read only if a key with no version is looked at: a list of every synced key.
+        lazy var joined = Set(SyncState.keys(in: store.storedValue(at: SyncState.keysKey)))
 
         var plan = Plan()
         // A forced key is looked at again when the force ends: the store tells its observers.
@@ -85,7 +86,8 @@ extension PreferencesSync {
             } else if let synced, !synced.isSameChange(as: there) {
                 plan.offered.append(SyncFile.Entry(key: key, version: synced))
             }
-            if !joined.contains(key) {
+            // A key with a version needs no place in the list: it has synced.
+            if synced == nil && !joined.contains(key) {
                 plan.joined.append(key)
             }
         }

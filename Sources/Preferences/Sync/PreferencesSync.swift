@@ -39,8 +39,9 @@ public final class PreferencesSync: Sendable {
     /// ``HistoryCause/sync(device:)`` name the device a change came from by it.
     public let deviceID: String
 
-    /// The keys that sync, as the store stores them.
+    /// The keys that sync, as the store stores them, in order.
     let keys: [ResolvedKey]
+    let keySet: Set<ResolvedKey>
 
     /// What a session keeps between rounds.
     struct Session {
@@ -125,7 +126,7 @@ public final class PreferencesSync: Sendable {
 
     /// Prepares to sync the keys the store has synced: what `prefs sync` does.
     package convenience init(syncingRecordedKeysOf store: PreferencesStore, folder: URL) throws {
-        let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey))
+        let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey)) + store.syncedVersions().map(\.key)
         guard !keys.isEmpty else {
             throw PreferencesError(
                 .notSyncable(key: nil, reason: "this store has never synced, so it records no keys to sync"))
@@ -163,6 +164,7 @@ public final class PreferencesSync: Sendable {
         self.store = store
         self.folder = folder
         self.keys = keys
+        keySet = Set(keys)
         deviceID = device
         session = Locked(Session(transport: makeTransport(device, keys)))
     }

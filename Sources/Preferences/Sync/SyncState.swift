@@ -5,10 +5,10 @@ import Foundation
 /// and what it knows of the other devices in step.
 ///
 /// - `device`: this store's device identifier, made by its first sync.
-/// - `keys`: the keys a round has looked at with nothing there left unread, as `namespace:name`.
-///   For a key not in the list, a value with no version synced is one the store had before it
-///   synced the key, which takes the others' version if there is one; for a key in it, such a
-///   value is a change made here. `prefs sync` syncs these keys.
+/// - `keys`: the keys with no version that a round has looked at with nothing there left unread,
+///   as `namespace:name`. For a key with no version and not in the list, a value is one the store
+///   had before it synced the key, which takes the others' version if there is one; for a key in
+///   it, such a value is a change made here. `prefs sync` syncs these keys and those with versions.
 /// - `namespace:name`, for each key synced: the ``SyncVersion`` the store holds, as data. A colon
 ///   is never part of a namespace or a key's name, so no key's entry can be named `device` or
 ///   `keys`.
