@@ -58,6 +58,8 @@ private struct KeyValueDevice {
         try laptop.synchronize()
         phone.store[.count] = 1
         try phone.synchronize()
+        // Later by a few milliseconds: changes are stamped by the millisecond.
+        Thread.sleep(forTimeInterval: 0.003)
         laptop.store[.count] = 2
         try laptop.synchronize()
         // The laptop's later change reaches iCloud first, the phone's earlier one last, and stays.
