@@ -145,7 +145,7 @@ private struct KeyValueDevice {
         #expect(phone.values.data(forKey: "app:title") != nil)
     }
 
-    @Test func anEntryThatDoesNotReadIsReportedAndSkipped() throws {
+    @Test func anEntryThatDoesNotReadIsReportedOnceSkippedAndLeftAsItIs() throws {
         let cloud = Cloud()
         let phone = try KeyValueDevice(cloud)
         phone.store[.count] = 3
@@ -154,7 +154,42 @@ private struct KeyValueDevice {
         let report = try phone.synchronize()
         #expect(report.problems.map(\.code) == [.damagedFile])
         #expect(report.problems.first?.description.contains("'app:count'") == true)
+        #expect(report.problems.first?.description.contains("format version 9") == true)
         #expect(phone.store[.count] == 3)
+        #expect(try phone.synchronize().problems.isEmpty)
+        #expect(phone.values.data(forKey: "app:count") == Data([9, 9, 9]))
+    }
+
+    @Test func anEntryThatDoesNotReadHoldsBackOnlyItsOwnKey() throws {
+        let cloud = Cloud()
+        let tablet = try KeyValueDevice(cloud)
+        tablet.values.setForeignEntry(Data([2, 0]), forKey: "app:count")
+        tablet.store[.count] = 1
+        tablet.store[.title] = "the tablet's"
+        let report = try tablet.synchronize()
+        // The count may be in the entry that does not read: it waits. The title is offered.
+        #expect(report.sent.map(\.name) == ["title"])
+        #expect(tablet.values.data(forKey: "app:count") == Data([2, 0]))
+        #expect(tablet.values.synchronizeCount >= 2)
+    }
+
+    @Test func entriesDeletedInICloudAreWrittenAgainFromTheStore() throws {
+        let cloud = Cloud()
+        let phone = try KeyValueDevice(cloud)
+        phone.store[.count] = 6
+        try phone.synchronize()
+        cloud.deliver()
+        try phone.sync.start()
+        defer { phone.sync.stop() }
+        cloud.eraseEverything()
+        let deadline = Date().addingTimeInterval(10)
+        while phone.values.data(forKey: "app:count") == nil && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        let laptop = try KeyValueDevice(cloud)
+        cloud.deliver()
+        try laptop.synchronize()
+        #expect(laptop.store[.count] == 6)
     }
 
     @Test func startedSyncAppliesWhatICloudDelivers() throws {

@@ -347,32 +347,67 @@ private struct Device {
             store: store, resolvedKeys: keys, folder: folder.url, fileSystem: operations.fileSystem)
         try sync.synchronize()
 
+        // The count's change is noticed, the title's is not (made while nothing watched).
         store[.count] = 4
-        sync.noteChanged([EntryChange(key: keys[0], value: .signed(4))])
-        operations.fail(.list, with: EIO)
+        sync.noteChanged([EntryChange(key: keys[0], value: .signed(4))], origin: .thisStore)
+        store[.title] = "unnoticed"
+        // The round gets as far as offering, and fails there.
+        operations.fail(.write, with: ENOSPC) { $0.hasSuffix(".prefsync") }
         let error = #expect(throws: PreferencesError.self) { try sync.runRound(lookingAtEveryKey: false) }
         #expect(error?.code == .fileOperationFailed)
-        operations.fail(.list, with: nil)
-        // Nothing noticed since; the round looks at every key all the same.
-        #expect(try sync.runRound(lookingAtEveryKey: false).sent.map(\.name) == ["count"])
+        operations.fail(.write, with: nil)
+        // Nothing noticed since; the round looks at every key all the same, and finds the title.
+        #expect(try sync.runRound(lookingAtEveryKey: false).sent.map(\.name) == ["title"])
+        let laptop = try Device(folder: folder.url)
+        try laptop.synchronize()
+        #expect(laptop.store[.count] == 4)
+        #expect(laptop.store[.title] == "unnoticed")
+    }
+
+    @Test func aValueChangedAndChangedBackWhileStartedIsAChange() throws {
+        let folder = try TemporaryDirectory()
+        let phone = try Device(folder: folder.url)
+        let laptop = try Device(folder: folder.url)
+        phone.store[.count] = 1
+        try phone.synchronize()
+        try laptop.synchronize()
+        laptop.store[.count] = 3
+        Thread.sleep(forTimeInterval: 0.003)
+        // The phone's user changes it, and back, after the laptop's change: the last choice is 1.
+        let keys = [PreferenceKeys.count].map { $0.resolvedKey(appNamespace: phone.store.appNamespace) }
+        phone.store[.count] = 2
+        phone.store[.count] = 1
+        phone.sync.noteChanged([EntryChange(key: keys[0], value: .signed(1))], origin: .thisStore)
+        try laptop.synchronize()
+        _ = try phone.sync.runRound(lookingAtEveryKey: false)
+        try laptop.synchronize()
+        #expect(phone.store[.count] == 1)
+        #expect(laptop.store[.count] == 1)
     }
 
     @Test func aRoundThatFailsToOfferRecordedItsVersionsAndTheNextOffersThem() throws {
         let folder = try TemporaryDirectory()
         let directory = try TemporaryDirectory()
         let store = try PreferencesStore(fileURL: directory.storeURL)
+        // An earlier version of the app synced the title only: the device's file is there.
+        store[.title] = "earlier"
+        try PreferencesSync(store: store, keys: [.title], folder: folder.url).synchronize()
         let operations = FileOperationLog()
         let keys = [PreferenceKeys.count].map { $0.resolvedKey(appNamespace: store.appNamespace) }
         let sync = try PreferencesSync(
             store: store, resolvedKeys: keys, folder: folder.url, fileSystem: operations.fileSystem)
-        try sync.synchronize()
 
         store[.count] = 8
-        operations.fail(.write, with: ENOSPC) { $0.hasSuffix(".prefsync") }
+        operations.fail(.write, with: ENOSPC) { $0.contains(".prefsync") }
         #expect(throws: PreferencesError.self) { try sync.synchronize() }
         #expect(try store.syncedVersion(of: keys[0])?.value == .signed(8))
         operations.fail(.write, with: nil)
-        #expect(try sync.synchronize().sent.isEmpty)
+        // A device's file half copied, which never verifies, holds back no key that has a version.
+        try Data(SyncFile.header(generation: 7) + [1, 2, 3])
+            .write(to: folder.url.appendingPathComponent("gone.prefsync"))
+        let retry = try sync.synchronize()
+        #expect(retry.sent.isEmpty)
+        #expect(retry.problems.map(\.code) == [.damagedFile])
         let laptop = try Device(folder: folder.url)
         try laptop.synchronize()
         #expect(laptop.store[.count] == 8)

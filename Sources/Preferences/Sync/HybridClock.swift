@@ -22,9 +22,14 @@ struct HybridClock: Sendable {
     /// Not later than every reading seen: a change made before another device's arrived is
     /// stamped before it, and loses to it. Later than the version it replaced, which the device
     /// had when the change was made.
+    ///
+    /// A version replaced that is stamped far ahead (``isPlausible(_:)``) was made while this
+    /// device's clock was wrong, and no other device took it: the change is stamped from the clock
+    /// as it is now.
     mutating func stamp(committedAt time: Int64?, after earlier: UInt64?) -> UInt64 {
         guard let time else { return tick() }
-        let reading = max(Self.reading(at: time), (earlier ?? 0) + 1)
+        let replaced = earlier.flatMap { Self.isPlausible($0) ? $0 : nil } ?? 0
+        let reading = max(Self.reading(at: time), replaced + 1)
         see(reading)
         return reading
     }
@@ -41,8 +46,10 @@ struct HybridClock: Sendable {
         reading >> 16 <= UInt64(max(0, CommitStamp.now() ?? 0)) + 366 * 24 * 3_600_000
     }
 
-    /// Takes in a reading another device made: one that ``isPlausible(_:)``.
+    /// Takes in a reading another device made, or a version the store holds; one that is not
+    /// ``isPlausible(_:)`` is left out, so that one wrong clock does not carry this one along.
     mutating func see(_ reading: UInt64) {
+        guard Self.isPlausible(reading) else { return }
         last = max(last, reading)
     }
 

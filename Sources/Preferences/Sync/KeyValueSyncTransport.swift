@@ -88,7 +88,8 @@ final class KeyValueSyncTransport: SyncTransport {
                         key: nil,
                         reason:
                             "iCloud reported that the app's key-value store is over its quota (1,024 entries, a megabyte "
-                            + "in all), so changes this device wrote may not reach the others")))
+                            + "in all), so changes this device wrote since may not reach the others until they are "
+                            + "made again")))
         }
         // Every key each round: the store is a dictionary in memory, and a change iCloud delivered
         // while nothing watched raised no notification this transport saw.
@@ -96,18 +97,27 @@ final class KeyValueSyncTransport: SyncTransport {
             let data = store.data(forKey: Self.entryName(of: key))
             guard data != latest[key]?.data else { continue }
             guard let data else {
+                // Gone (the user deleted the app's iCloud data): what the store holds is offered again.
                 latest[key] = nil
+                unreadable[key] = nil
+                arrivals.changedKeys.insert(key)
                 continue
             }
-            guard let version = Self.version(in: data), HybridClock.isPlausible(version.stamp) else {
-                // Skipped, as if not there, until it changes: reported once.
-                arrivals.isComplete = false
+            let version: SyncVersion
+            do throws(FormatError) {
+                version = try Self.version(in: data)
+            } catch {
+                // Skipped until it changes, and left as it is: a newer version of the library may
+                // have written it. Reported once.
+                arrivals.skippedKeys.insert(key)
                 if unreadable[key] != data {
                     unreadable[key] = data
                     let reason =
-                        Self.version(in: data) == nil
-                        ? "its \(data.count) bytes do not read as a synced version"
-                        : "it is stamped more than a year ahead of this device's clock"
+                        switch error {
+                        case .malformed(let what, _):
+                            "its \(data.count) bytes do not read as a synced version (\(what))"
+                        case .truncated: "its \(data.count) bytes end before a synced version does"
+                        }
                     arrivals.problems.append(
                         PreferencesError(
                             .unreadableSyncedVersion(
@@ -167,11 +177,17 @@ final class KeyValueSyncTransport: SyncTransport {
         return Data(writer.bytes)
     }
 
-    private static func version(in data: Data) -> SyncVersion? {
+    /// The version an entry holds, one stamped within a year of this device's clock.
+    private static func version(in data: Data) throws(FormatError) -> SyncVersion {
         let bytes = [UInt8](data)
-        guard bytes.first == formatVersion else { return nil }
+        guard let first = bytes.first else { throw .truncated(at: 0) }
+        guard first == formatVersion else { throw .malformed("format version \(first)", at: 0) }
         var reader = ByteReader(bytes, range: 1..<bytes.count)
-        guard let version = try? SyncVersion(from: &reader), reader.isAtEnd else { return nil }
+        let version = try SyncVersion(from: &reader)
+        guard reader.isAtEnd else { throw .malformed("bytes after the version", at: reader.position) }
+        guard HybridClock.isPlausible(version.stamp) else {
+            throw .malformed("stamped more than a year ahead of this device's clock", at: 1)
+        }
         return version
     }
 
@@ -208,12 +224,16 @@ final class KeyValueSyncTransport: SyncTransport {
             sizes[name] = byteCount
         }
 
-        /// The bytes a value takes, as near as can be told without the format iCloud keeps it in.
+        /// The bytes a value takes, as near as can be told without the format iCloud keeps it in:
+        /// a property list's binary encoding for what is neither data nor a string.
         private static func size(of value: Any) -> Int {
             switch value {
-            case let data as Data: data.count
-            case let string as String: string.utf8.count
-            default: 8
+            case let data as Data: return data.count
+            case let string as String: return string.utf8.count
+            default:
+                let encoded = try? PropertyListSerialization.data(fromPropertyList: value, format: .binary, options: 0)
+                // What is not a property list is nothing iCloud's store can hold; counted at its description.
+                return encoded?.count ?? "\(value)".utf8.count
             }
         }
     }

@@ -52,8 +52,8 @@ extension PreferencesSync {
         var keysToLookAt = looksAtEveryKey ? keySet : session.changedKeys ?? []
         keysToLookAt.formUnion(arrivals.changedKeys.intersection(keySet))
         session.changedKeys = []
-        let noticed = session.noticedTimes
-        session.noticedTimes = [:]
+        let noticed = session.noticedChanges
+        session.noticedChanges = [:]
         // Read only if a key with no version is looked at: a list of every synced key.
         lazy var joined = Set(SyncState.keys(in: store.storedValue(at: SyncState.keysKey)))
 
@@ -72,23 +72,27 @@ extension PreferencesSync {
                 session.clock.see(synced.stamp)
             }
             let there = session.transport.version(of: key)
-            let changedHere = synced.map { current != $0.value } ?? (current != nil)
+            // Changed and changed back since the last round is a change too, when the watcher saw it.
+            let changedHere = (synced.map { current != $0.value } ?? (current != nil)) || noticed[key] != nil
             if changedHere && (synced != nil || joined.contains(key)) {
                 plan.madeHere.append(key)
             } else if let there, there.isNewer(than: synced) {
                 plan.apply(there, to: key, current: current)
-            } else if !joined.contains(key) && !arrivals.isComplete {
+            } else if synced == nil && arrivals.mayHaveSkipped(key) && !joined.contains(key) {
                 // Left until what was skipped reads: it may hold a version of the key.
                 session.changedKeys?.insert(key)
-                continue
+                if let notice = noticed[key] {
+                    session.noticedChanges[key] = notice
+                }
             } else if changedHere {
                 plan.madeHere.append(key)
+            } else if synced == nil {
+                // Looked at, with nothing anywhere: a value stored from now on is a change made here.
+                if !joined.contains(key) {
+                    plan.joined.append(key)
+                }
             } else if let synced, !synced.isSameChange(as: there) {
                 plan.offered.append(SyncFile.Entry(key: key, version: synced))
-            }
-            // A key with a version needs no place in the list: it has synced.
-            if synced == nil && !joined.contains(key) {
-                plan.joined.append(key)
             }
         }
 
@@ -121,7 +125,11 @@ extension PreferencesSync {
         if !plan.recorded.isEmpty {
             try store.commit(plan.recorded)
         }
-        let refused = try session.transport.offer(plan.offered) { heldVersions() }
+        let refused = try session.transport.offer(plan.offered) {
+            let held = store.syncedVersions()
+            plan.problems += held.problems
+            return held.versions
+        }
         return SyncReport(
             received: plan.received.map(store.storedKey(for:)), sent: plan.sent,
             problems: arrivals.problems + plan.problems + refused)
@@ -155,17 +163,18 @@ extension PreferencesSync {
 
     /// When each key's value was last committed, in milliseconds since 1970.
     ///
-    /// As the watcher noticed it, or else as the store's history says. A key neither knows is
-    /// stamped as changed now.
+    /// As the watcher noticed it in this process, or else as the store's history says. A key
+    /// neither knows (made while nothing synced, in a store that keeps no history or no longer has
+    /// the change) is stamped as changed now.
     private func commitTimes(
         of keys: [ResolvedKey],
-        noticed: [ResolvedKey: Int64],
+        noticed: [ResolvedKey: Int64?],
         into problems: inout [PreferencesError]
     ) -> [ResolvedKey: Int64] {
         var times: [ResolvedKey: Int64] = [:]
         var unknown = Set(keys)
         for key in keys {
-            if let time = noticed[key] {
+            if case .some(.some(let time)) = noticed[key] {
                 times[key] = time
                 unknown.remove(key)
             }
@@ -191,7 +200,7 @@ extension PreferencesSync {
     /// Removes what the store knows of the versions it synced, and of the keys it looked at, as if
     /// it had never synced.
     private func forgetSyncedVersions() throws(PreferencesError) {
-        var removals = store.syncedVersions().map {
+        var removals = store.syncedVersions().versions.map {
             PendingChange(key: SyncState.versionKey(for: $0.key), value: nil, valueType: nil)
         }
         removals.append(PendingChange(key: SyncState.keysKey, value: nil, valueType: nil))
@@ -201,11 +210,5 @@ extension PreferencesSync {
     /// Whether a managed setting forces `key`: a forced key is left alone while it is.
     private func isForced(_ key: ResolvedKey) -> Bool {
         store.state.withLock { $0.forcingOrigin(of: key) } != nil
-    }
-
-    /// Every version the store holds, of the keys this sync syncs and of those another process of
-    /// the device syncs: what this device's file holds when written whole.
-    private func heldVersions() -> [SyncFile.Entry] {
-        store.syncedVersions()
     }
 }

@@ -47,11 +47,13 @@ public final class PreferencesSync: Sendable {
     struct Session {
         var transport: any SyncTransport
         var clock = HybridClock()
-        /// Keys changed in the store since the last round; `nil` until a round looked at them all.
+        /// Keys to look at in the next round, changed in the store or no longer forced; `nil` until a
+        /// round looked at them all.
         var changedKeys: Set<ResolvedKey>?
-        /// When the watcher saw each of them change, in milliseconds since 1970: what their
-        /// versions are stamped with.
-        var noticedTimes: [ResolvedKey: Int64] = [:]
+        /// The keys the watcher saw this device change since the last round, with when, in
+        /// milliseconds since 1970, if this process made the change; another process's change
+        /// reaches this one later, and its time is the history's.
+        var noticedChanges: [ResolvedKey: Int64?] = [:]
     }
 
     let session: Locked<Session>
@@ -126,7 +128,8 @@ public final class PreferencesSync: Sendable {
 
     /// Prepares to sync the keys the store has synced: what `prefs sync` does.
     package convenience init(syncingRecordedKeysOf store: PreferencesStore, folder: URL) throws {
-        let keys = SyncState.keys(in: store.storedValue(at: SyncState.keysKey)) + store.syncedVersions().map(\.key)
+        let keys =
+            SyncState.keys(in: store.storedValue(at: SyncState.keysKey)) + store.syncedVersions().versions.map(\.key)
         guard !keys.isEmpty else {
             throw PreferencesError(
                 .notSyncable(key: nil, reason: "this store has never synced, so it records no keys to sync"))
@@ -231,13 +234,24 @@ public final class PreferencesSync: Sendable {
         watching.withLock { $0 != nil }
     }
 
-    /// What the store has changed since the last round, and when, for the next one to look at.
-    func noteChanged(_ changes: [EntryChange]) {
-        let now = CommitStamp.now()
+    /// What the store has changed since the last round, and who changed it, for the next round to
+    /// look at.
+    ///
+    /// A migration moves a value with its version, and a managed setting that stops forcing a key
+    /// changes nothing stored: neither is a change made here, and their keys are only looked at.
+    func noteChanged(_ changes: [EntryChange], origin: ChangeOrigin) {
+        let notice: Int64?? =
+            switch origin {
+            case .thisStore: .some(CommitStamp.now())
+            case .elsewhere: .some(nil)
+            case .migration, .managedSettings, .sync: nil
+            }
         session.withLock { session in
             for change in changes {
                 session.changedKeys?.insert(change.key)
-                session.noticedTimes[change.key] = now
+                if let notice {
+                    session.noticedChanges[change.key] = notice
+                }
             }
         }
     }

@@ -32,8 +32,9 @@ final class SyncFolder: SyncTransport {
     private let keyCount: Int
     /// The latest version of each key that any file holds, as far as read.
     private var latest: [ResolvedKey: SyncVersion] = [:]
-    /// What watching the folder could not do, for the next round to report.
-    private let watchProblems = Locked<[PreferencesError]>([])
+    /// What watching the folder could not do, for the next round to report, and what it reported:
+    /// a problem that goes on is reported once.
+    private let watchProblems = Locked((waiting: [PreferencesError](), reported: Set<PreferencesError>()))
 
     init(
         path: String, device: String, keyCount: Int, ownedLike template: String, fileSystem: FileSystem = FileSystem()
@@ -53,8 +54,8 @@ final class SyncFolder: SyncTransport {
         let read = try readFiles()
         ownFileNeedsRewrite = read.ownFileNeedsRewrite
         let watchProblems = watchProblems.withLock { problems in
-            defer { problems = [] }
-            return problems
+            defer { problems.waiting = [] }
+            return problems.waiting
         }
         var arrivals = SyncArrivals(problems: watchProblems + read.problems, isComplete: !read.skippedAny)
         for entry in read.entries {
@@ -91,8 +92,14 @@ final class SyncFolder: SyncTransport {
         try fileSystem.createDirectory(at: path)
         let watchProblems = watchProblems
         let events = try FolderEvents(watching: path, ignoring: device + SyncFile.suffix, queue: queue) { problem in
-            watchProblems.withLock { $0.append(problem) }
-            onChange()
+            let isNew = watchProblems.withLock { problems in
+                guard problems.reported.insert(problem).inserted else { return false }
+                problems.waiting.append(problem)
+                return true
+            }
+            if isNew {
+                onChange()
+            }
         }
         try events.resume(onChange: onChange)
         return events
@@ -141,6 +148,7 @@ final class SyncFolder: SyncTransport {
         var ownFileSeen = false
         var newCursors = cursors
         var ownVersionCount = ownFileVersionCount
+        var reported = reportedDamage
         for name in try fileSystem.fileNames(in: path) {
             guard let device = SyncFile.device(named: name) else { continue }
             let isOwn = device == self.device
@@ -151,7 +159,7 @@ final class SyncFolder: SyncTransport {
                 reading = try readFile(at: filePath, from: cursors[device])
             } catch {
                 if isOwn { throw error }
-                report(error, for: filePath, size: -1, into: &changes.problems)
+                report(error, for: filePath, size: -1, into: &changes.problems, reported: &reported)
                 changes.skippedAny = true
                 continue
             }
@@ -159,25 +167,25 @@ final class SyncFolder: SyncTransport {
             case .unchanged:
                 continue
             case .verified(let entries, let cursor, let restarted):
+                if let farAhead = entries.first(where: { !HybridClock.isPlausible($0.version.stamp) }) {
+                    // Skipped whole, as a file that does not verify is, and read again next round:
+                    // it may be this device's clock that is wrong, and be put right.
+                    changes.skippedAny = true
+                    report(
+                        PreferencesError(
+                            .unreadableSyncedVersion(
+                                place: "the sync file '\(filePath)', for '\(farAhead.version.device)' and "
+                                    + "'\(farAhead.key.namespace):\(farAhead.key.name)'",
+                                reason: "it is stamped more than a year ahead of this device's clock")),
+                        for: filePath, size: cursor.end, into: &changes.problems, reported: &reported)
+                    continue
+                }
                 newCursors[device] = cursor
-                reportedDamage[filePath] = nil
+                reported[filePath] = nil
                 if isOwn {
                     ownVersionCount = (restarted ? 0 : ownVersionCount) + entries.count
                 }
-                for entry in entries {
-                    guard HybridClock.isPlausible(entry.version.stamp) else {
-                        changes.skippedAny = true
-                        report(
-                            PreferencesError(
-                                .unreadableSyncedVersion(
-                                    place:
-                                        "the sync file '\(filePath)', for '\(entry.key.namespace):\(entry.key.name)'",
-                                    reason: "it is stamped more than a year ahead of this device's clock")),
-                            for: filePath, size: cursor.end, into: &changes.problems)
-                        continue
-                    }
-                    changes.entries.append(entry)
-                }
+                changes.entries += entries
             case .skipped(let problem, let size):
                 if isOwn, problem.code == .unsupportedFormatVersion {
                     // A newer version of the library on this device writes it: this one must not.
@@ -185,11 +193,12 @@ final class SyncFolder: SyncTransport {
                 }
                 changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || isOwn
                 changes.skippedAny = changes.skippedAny || !isOwn
-                report(problem, for: filePath, size: size, into: &changes.problems)
+                report(problem, for: filePath, size: size, into: &changes.problems, reported: &reported)
             }
         }
         cursors = newCursors
         ownFileVersionCount = ownVersionCount
+        reportedDamage = reported
         changes.ownFileNeedsRewrite = changes.ownFileNeedsRewrite || !ownFileSeen
         return changes
     }
@@ -233,11 +242,17 @@ final class SyncFolder: SyncTransport {
         }
     }
 
+    /// Adds `problem` to `problems` unless it was reported for the file at `path` when it had
+    /// `size` bytes, and notes it in `reported`.
     private func report(
-        _ problem: PreferencesError, for path: String, size: Int, into problems: inout [PreferencesError]
+        _ problem: PreferencesError,
+        for path: String,
+        size: Int,
+        into problems: inout [PreferencesError],
+        reported: inout [String: Int]
     ) {
-        guard reportedDamage[path] != size else { return }
-        reportedDamage[path] = size
+        guard reported[path] != size else { return }
+        reported[path] = size
         problems.append(problem)
     }
 

@@ -82,8 +82,8 @@ extension PreferencesStore {
         try SyncState.version(in: storedValue(at: SyncState.versionKey(for: key)), of: key)
     }
 
-    /// Every version the store holds, of any key, that reads.
-    func syncedVersions() -> [SyncFile.Entry] {
+    /// Every version the store holds, of any key, and why those that do not read do not.
+    func syncedVersions() -> (versions: [SyncFile.Entry], problems: [PreferencesError]) {
         catchUpForRead()
         let entries = state.withLock { state in
             state.everySlot().compactMap { key, slot -> (ResolvedKey, StoredValue)? in
@@ -91,13 +91,19 @@ extension PreferencesStore {
                 return (key, stored)
             }
         }
-        return entries.sorted { $0.0 < $1.0 }.compactMap { entry, stored in
-            guard let key = SyncState.syncedKey(fromVersionName: entry.name),
-                let version = try? SyncState.version(in: stored, of: key)
-            else { return nil }
-            // One that does not read is reported by the round that looks at its key.
-            return SyncFile.Entry(key: key, version: version)
+        var versions: [SyncFile.Entry] = []
+        var problems: [PreferencesError] = []
+        for (entry, stored) in entries.sorted(by: { $0.0 < $1.0 }) {
+            guard let key = SyncState.syncedKey(fromVersionName: entry.name) else { continue }
+            do throws(PreferencesError) {
+                if let version = try SyncState.version(in: stored, of: key) {
+                    versions.append(SyncFile.Entry(key: key, version: version))
+                }
+            } catch {
+                problems.append(error)
+            }
         }
+        return (versions, problems)
     }
 }
 

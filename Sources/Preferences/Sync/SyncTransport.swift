@@ -46,9 +46,16 @@ struct SyncArrivals {
     var latestStamp: UInt64 = 0
     /// What was skipped, each reported once: a file that does not verify, a limit exceeded.
     var problems: [PreferencesError] = []
-    /// Whether everything there was read: `false` when a file or entry was skipped, which may hold
-    /// versions of keys the store has never synced.
+    /// Whether everything there was read: `false` when a file was skipped, which may hold a version
+    /// of any key.
     var isComplete = true
+    /// The keys whose entry was skipped, where a transport keeps each key apart.
+    var skippedKeys: Set<ResolvedKey> = []
+
+    /// Whether a version of `key` may be in what was skipped.
+    func mayHaveSkipped(_ key: ResolvedKey) -> Bool {
+        !isComplete || skippedKeys.contains(key)
+    }
     /// Whether the versions there belong to someone else now (another iCloud account): the store
     /// forgets the versions it synced, and the round is a first round again.
     var startsOver = false

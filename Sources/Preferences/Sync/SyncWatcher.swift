@@ -26,7 +26,7 @@ final class SyncWatcher: Sendable {
 
     init(sync: PreferencesSync) {
         self.sync = sync
-        queue.setSpecific(key: Self.queueKey, value: true)
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 
     /// Starts watching the folder and the store.
@@ -37,7 +37,7 @@ final class SyncWatcher: Sendable {
         // Weakly: the store keeps its observers, and the sync keeps the store.
         let observation = sync.store.addObserver(.keys(Set(sync.keys))) { [weak self, weak sync] change in
             if case .sync = change.origin { return }
-            sync?.noteChanged(change.changes)
+            sync?.noteChanged(change.changes, origin: change.origin)
             self?.requestRound()
         }
         let transportWatch: any SyncWatch
@@ -77,12 +77,13 @@ final class SyncWatcher: Sendable {
         }
         observation?.cancel()
         transportWatch?.cancel()
-        if DispatchQueue.getSpecific(key: Self.queueKey) == nil {
+        if DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(self) {
             queue.sync {}
         }
     }
 
-    private static let queueKey = DispatchSpecificKey<Bool>()
+    /// Which watcher's queue the current thread runs on, if any.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     private func requestRound() {
         let isNew = state.withLock { state in

@@ -36,6 +36,18 @@ final class Cloud: @unchecked Sendable {
         }
     }
 
+    /// The user deletes the app's data in iCloud: every entry goes, on the server and every device.
+    func eraseEverything() {
+        let all = lock.withLock {
+            server = [:]
+            return devices
+        }
+        for device in all {
+            _ = device.takeWrites()
+            device.receive([:], as: .server, replacing: true)
+        }
+    }
+
     /// Another account signs in on `device`: its entries are now `entries`.
     func signInAnotherAccount(on device: CloudDevice, entries: [String: Data]) {
         _ = device.takeWrites()
