@@ -8,34 +8,13 @@ extension PreferenceKeys {
         String(repeating: "n", count: 70), default: 0, in: .custom("com.example"))
 }
 
-/// A device syncing through iCloud's key-value store: a store of its own, and its view of a cloud
-/// (``Cloud``, the stand-in for `NSUbiquitousKeyValueStore`, which Linux does not have).
-private struct KeyValueDevice {
-    let directory: TemporaryDirectory
-    let store: PreferencesStore
-    let values: CloudDevice
-    let sync: PreferencesSync
-
-    init(_ cloud: Cloud, keys: [PreferenceKeys] = [.count, .title, .nickname]) throws {
-        directory = try TemporaryDirectory()
-        store = try PreferencesStore(fileURL: directory.storeURL)
-        values = cloud.device()
-        sync = try PreferencesSync(store: store, keys: keys, keyValueStore: values)
-    }
-
-    @discardableResult
-    func synchronize() throws -> SyncReport {
-        try sync.synchronize()
-    }
-}
-
 /// Sync through iCloud's key-value store: what wins when iCloud keeps an older version, Apple's
 /// limits checked before a write, and each change iCloud reports.
 @Suite struct KeyValueSyncTests {
     @Test func aChangeReachesTheOtherDeviceThroughItsEntry() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
-        let laptop = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
+        let laptop = try SyncDevice(cloud: cloud)
         phone.store[.count] = 7
         #expect(try phone.synchronize().sent.map(\.name) == ["count"])
         #expect(phone.values.dictionaryRepresentation.keys.sorted() == ["app:count"])
@@ -52,8 +31,8 @@ private struct KeyValueDevice {
 
     @Test func aNewerVersionWinsEvenWhenICloudKeepsAnOlderOneLast() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
-        let laptop = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
+        let laptop = try SyncDevice(cloud: cloud)
         try phone.synchronize()
         try laptop.synchronize()
         phone.store[.count] = 1
@@ -88,7 +67,7 @@ private struct KeyValueDevice {
 
     @Test func aWriteThatWouldBreakALimitIsRefusedReportedAndOfferedAgainOnceItFits() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
         // The app keeps 1,023 entries of its own, and a large one.
         for index in 0..<1023 {
             phone.values.setForeignEntry(Data([1]), forKey: "other-\(index)")
@@ -104,7 +83,7 @@ private struct KeyValueDevice {
         #expect(phone.store[.title] == "one too many")
         #expect(try phone.synchronize().problems.map(\.code) == [.syncLimitExceeded])
 
-        let big = try KeyValueDevice(cloud)
+        let big = try SyncDevice(cloud: cloud)
         big.values.setForeignEntry(Data(count: 999_990), forKey: "big")
         big.store[.count] = 5
         let bigReport = try big.synchronize()
@@ -114,7 +93,7 @@ private struct KeyValueDevice {
 
     @Test func iCloudsQuotaViolationIsReported() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
         try phone.synchronize()
         phone.values.post(.quotaViolation)
         let report = try phone.synchronize()
@@ -125,14 +104,14 @@ private struct KeyValueDevice {
 
     @Test func afterAnAccountChangeTheAccountsValuesWinAndItGetsTheOthers() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
         phone.store[.count] = 5
         phone.store[.title] = "mine"
         try phone.synchronize()
 
         // Another account, whose store has a count an older device wrote long ago, and no title.
         let otherCloud = Cloud()
-        let other = try KeyValueDevice(otherCloud)
+        let other = try SyncDevice(cloud: otherCloud)
         other.store[.count] = 9
         try other.synchronize()
         let entries = ["app:count": try #require(other.values.data(forKey: "app:count"))]
@@ -147,7 +126,7 @@ private struct KeyValueDevice {
 
     @Test func anEntryThatDoesNotReadIsReportedOnceSkippedAndLeftAsItIs() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
         phone.store[.count] = 3
         try phone.synchronize()
         phone.values.setForeignEntry(Data([9, 9, 9]), forKey: "app:count")
@@ -162,7 +141,7 @@ private struct KeyValueDevice {
 
     @Test func anEntryThatDoesNotReadHoldsBackOnlyItsOwnKey() throws {
         let cloud = Cloud()
-        let tablet = try KeyValueDevice(cloud)
+        let tablet = try SyncDevice(cloud: cloud)
         tablet.values.setForeignEntry(Data([2, 0]), forKey: "app:count")
         tablet.store[.count] = 1
         tablet.store[.title] = "the tablet's"
@@ -175,7 +154,7 @@ private struct KeyValueDevice {
 
     @Test func entriesDeletedInICloudAreWrittenAgainFromTheStore() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
         phone.store[.count] = 6
         try phone.synchronize()
         cloud.deliver()
@@ -186,7 +165,7 @@ private struct KeyValueDevice {
         while phone.values.data(forKey: "app:count") == nil && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.002)
         }
-        let laptop = try KeyValueDevice(cloud)
+        let laptop = try SyncDevice(cloud: cloud)
         cloud.deliver()
         try laptop.synchronize()
         #expect(laptop.store[.count] == 6)
@@ -194,8 +173,8 @@ private struct KeyValueDevice {
 
     @Test func startedSyncAppliesWhatICloudDelivers() throws {
         let cloud = Cloud()
-        let phone = try KeyValueDevice(cloud)
-        let laptop = try KeyValueDevice(cloud)
+        let phone = try SyncDevice(cloud: cloud)
+        let laptop = try SyncDevice(cloud: cloud)
         try laptop.sync.start()
         defer { laptop.sync.stop() }
         phone.store[.nickname] = "from the phone"

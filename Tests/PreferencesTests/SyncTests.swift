@@ -9,31 +9,6 @@ extension PreferenceKeys {
     fileprivate static let newName = PreferenceKey<Int>("newName", default: 0)
 }
 
-/// A device: a store of its own, syncing some keys through a shared folder.
-private struct Device {
-    let directory: TemporaryDirectory
-    let store: PreferencesStore
-    let sync: PreferencesSync
-
-    init(folder: URL, keys: [PreferenceKeys] = [.count, .title, .nickname], overrides: [OverrideLayer] = []) throws {
-        directory = try TemporaryDirectory()
-        store = try PreferencesStore(fileURL: directory.storeURL, overrides: overrides)
-        sync = try PreferencesSync(store: store, keys: keys, folder: folder)
-    }
-
-    /// The same store with another set of synced keys: a newer version of the app.
-    init(upgrading device: Device, keys: [PreferenceKeys], folder: URL) throws {
-        directory = device.directory
-        store = device.store
-        sync = try PreferencesSync(store: store, keys: keys, folder: folder)
-    }
-
-    @discardableResult
-    func synchronize() throws -> SyncReport {
-        try sync.synchronize()
-    }
-}
-
 /// Two and three devices, each a store of its own, sharing a folder in one process.
 ///
 /// What wins, what is sent and what is not, damage, and versions of the app that differ. The same
@@ -41,8 +16,8 @@ private struct Device {
 @Suite struct SyncTests {
     @Test func aChangeOnOneDeviceReachesTheOtherWithItsDeviceAsOrigin() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         let origins = Locked<[ChangeOrigin]>([])
         let observation = laptop.store.observe(.count) { _, change in
             origins.withLock { $0.append(change.origin) }
@@ -63,8 +38,8 @@ private struct Device {
 
     @Test func aChangeThatCameFromSyncIsNeverSentBack() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         phone.store[.title] = "hello"
         try phone.synchronize()
         try laptop.synchronize()
@@ -81,7 +56,7 @@ private struct Device {
 
     @Test func concurrentWritesToOneKeyConvergeOnTheLatest() throws {
         let folder = try TemporaryDirectory()
-        let devices = try (0..<3).map { _ in try Device(folder: folder.url) }
+        let devices = try (0..<3).map { _ in try SyncDevice(folder: folder.url) }
         for device in devices {
             try device.synchronize()
         }
@@ -102,8 +77,8 @@ private struct Device {
 
     @Test func aNewerRemovalIsNotUndoneByAnOlderWriteNorAnOlderRemovalByANewerWrite() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         phone.store[.nickname] = "first"
         try phone.synchronize()
         try laptop.synchronize()
@@ -130,11 +105,11 @@ private struct Device {
 
     @Test func aNewDeviceTakesTheOthersValuesAndNeverSendsItsDefaults() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
         phone.store[.count] = 5
         try phone.synchronize()
 
-        let tablet = try Device(folder: folder.url)
+        let tablet = try SyncDevice(folder: folder.url)
         let report = try tablet.synchronize()
         #expect(report.sent.isEmpty)
         #expect(tablet.store[.count] == 5)
@@ -146,13 +121,13 @@ private struct Device {
 
     @Test func aDeviceThatNeverSyncedTakesTheOthersValueBeforeOfferingItsOwn() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
         phone.store[.count] = 5
         try phone.synchronize()
 
         // Set before this device first synced: another device's value wins, so that a first
         // launch cannot overwrite what the user chose elsewhere.
-        let tablet = try Device(folder: folder.url)
+        let tablet = try SyncDevice(folder: folder.url)
         tablet.store[.count] = 1
         tablet.store[.title] = "only here"
         let report = try tablet.synchronize()
@@ -164,9 +139,8 @@ private struct Device {
 
     @Test func aDeviceOfflineForAThousandChangesCatchesUpInOneCommit() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
-        try laptop.synchronize()
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice.joining(folder.url)
         for value in 1...1000 {
             phone.store[.count] = value
             try phone.synchronize()
@@ -202,8 +176,8 @@ private struct Device {
         let settingsFolder = try TemporaryDirectory()
         let settings = settingsFolder.url.appendingPathComponent("managed.json")
         try Data(#"{"count": 12}"#.utf8).write(to: settings)
-        let phone = try Device(folder: folder.url)
-        let managed = try Device(folder: folder.url, overrides: [.managed(fileURL: settings)])
+        let phone = try SyncDevice(folder: folder.url)
+        let managed = try SyncDevice(folder: folder.url, overrides: [.managed(fileURL: settings)])
         try managed.synchronize()
 
         phone.store[.count] = 3
@@ -216,8 +190,8 @@ private struct Device {
 
     @Test func aKeyNewlySyncedByAnUpdateTakesTheValueADeviceUpdatedFirstOffered() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url, keys: [.count])
-        let laptop = try Device(folder: folder.url, keys: [.count])
+        let phone = try SyncDevice(folder: folder.url, keys: [.count])
+        let laptop = try SyncDevice(folder: folder.url, keys: [.count])
         try phone.synchronize()
         try laptop.synchronize()
         // Set on each device before the version of the app that syncs the title.
@@ -225,9 +199,9 @@ private struct Device {
         Thread.sleep(forTimeInterval: 0.003)
         phone.store[.title] = "the phone's"
 
-        let newPhone = try Device(upgrading: phone, keys: [.count, .title], folder: folder.url)
+        let newPhone = try SyncDevice(upgrading: phone, keys: [.count, .title], folder: folder.url)
         #expect(try newPhone.synchronize().sent.map(\.name) == ["title"])
-        let newLaptop = try Device(upgrading: laptop, keys: [.count, .title], folder: folder.url)
+        let newLaptop = try SyncDevice(upgrading: laptop, keys: [.count, .title], folder: folder.url)
         let report = try newLaptop.synchronize()
         #expect(report.received.map(\.name) == ["title"])
         #expect(report.sent.isEmpty)
@@ -236,8 +210,8 @@ private struct Device {
 
     @Test func aChangeMadeBeforeALaterOneElsewhereLosesToItWhenItsDeviceSyncsLast() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         try phone.synchronize()
         try laptop.synchronize()
         phone.store[.count] = 1
@@ -256,14 +230,14 @@ private struct Device {
     @Test func aFirstRoundThatSkipsAHalfCopiedFileOffersNothingTheStoreNeverSynced() throws {
         let folder = try TemporaryDirectory()
         let elsewhere = try TemporaryDirectory()
-        let phone = try Device(folder: elsewhere.url)
+        let phone = try SyncDevice(folder: elsewhere.url)
         phone.store[.title] = "the phone's"
         try phone.synchronize()
         let name = phone.sync.deviceID + ".prefsync"
         let whole = try Data(contentsOf: elsewhere.url.appendingPathComponent(name))
         try whole.prefix(whole.count - 5).write(to: folder.url.appendingPathComponent(name))
 
-        let tablet = try Device(folder: folder.url)
+        let tablet = try SyncDevice(folder: folder.url)
         tablet.store[.title] = "the tablet's, from before it synced"
         tablet.store[.count] = 3
         let first = try tablet.synchronize()
@@ -280,7 +254,7 @@ private struct Device {
 
     @Test func twoProcessesOfOneDeviceSyncingDifferentKeysKeepEachOthersVersionsInTheirFile() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url, keys: [.count])
+        let phone = try SyncDevice(folder: folder.url, keys: [.count])
         // The phone's widget: the same store, another set of keys.
         let widgetStore = try PreferencesStore(fileURL: phone.directory.storeURL)
         let widget = try PreferencesSync(store: widgetStore, keys: [.nickname], folder: folder.url)
@@ -292,16 +266,14 @@ private struct Device {
             widgetStore[.nickname] = "name \(index)"
             try widget.synchronize()
         }
-        let tablet = try Device(folder: folder.url)
-        try tablet.synchronize()
+        let tablet = try SyncDevice.joining(folder.url)
         #expect(tablet.store[.count] == 5)
         #expect(tablet.store[.nickname] == "name 299")
     }
 
     @Test func aStampFarAheadIsReportedAndSkippedAndCarriesNoClockAlong() throws {
         let folder = try TemporaryDirectory()
-        let laptop = try Device(folder: folder.url)
-        try laptop.synchronize()
+        let laptop = try SyncDevice.joining(folder.url)
         let farAhead = HybridClock.reading(at: (CommitStamp.now() ?? 0) + 5 * 365 * 24 * 3_600_000)
         var writer = ByteWriter()
         SyncFile.appendFrame(
@@ -326,8 +298,7 @@ private struct Device {
 
     @Test func thisDevicesFileInANewerFormatStopsTheRound() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        try phone.synchronize()
+        let phone = try SyncDevice.joining(folder.url)
         let url = folder.url.appendingPathComponent(phone.sync.deviceID + ".prefsync")
         try Data(FileHeader(kind: .syncChanges, version: 2, generation: 1).encoded()).write(to: url)
         phone.store[.count] = 1
@@ -358,16 +329,15 @@ private struct Device {
         operations.fail(.write, with: nil)
         // Nothing noticed since; the round looks at every key all the same, and finds the title.
         #expect(try sync.runRound(lookingAtEveryKey: false).sent.map(\.name) == ["title"])
-        let laptop = try Device(folder: folder.url)
-        try laptop.synchronize()
+        let laptop = try SyncDevice.joining(folder.url)
         #expect(laptop.store[.count] == 4)
         #expect(laptop.store[.title] == "unnoticed")
     }
 
     @Test func aValueChangedAndChangedBackWhileStartedIsAChange() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         phone.store[.count] = 1
         try phone.synchronize()
         try laptop.synchronize()
@@ -408,16 +378,15 @@ private struct Device {
         let retry = try sync.synchronize()
         #expect(retry.sent.isEmpty)
         #expect(retry.problems.map(\.code) == [.damagedFile])
-        let laptop = try Device(folder: folder.url)
-        try laptop.synchronize()
+        let laptop = try SyncDevice.joining(folder.url)
         #expect(laptop.store[.count] == 8)
     }
 
     @Test func aHalfCopiedFileIsSkippedAndReportedUntilItVerifies() throws {
         let folder = try TemporaryDirectory()
         let elsewhere = try TemporaryDirectory()
-        let phone = try Device(folder: elsewhere.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: elsewhere.url)
+        let laptop = try SyncDevice(folder: folder.url)
         phone.store[.count] = 9
         phone.store[.title] = "whole"
         try phone.synchronize()
@@ -443,7 +412,7 @@ private struct Device {
 
     @Test func aDamagedFileOfThisDeviceIsWrittenWholeAgain() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
         phone.store[.count] = 4
         try phone.synchronize()
         let url = folder.url.appendingPathComponent(phone.sync.deviceID + ".prefsync")
@@ -451,25 +420,24 @@ private struct Device {
         bytes[bytes.count - 3] ^= 0xFF
         try bytes.write(to: url)
 
-        let restarted = try Device(upgrading: phone, keys: [.count, .title, .nickname], folder: folder.url)
+        let restarted = try SyncDevice(upgrading: phone, keys: [.count, .title, .nickname], folder: folder.url)
         let report = try restarted.synchronize()
         #expect(report.problems.map(\.code) == [.damagedFile])
-        let laptop = try Device(folder: folder.url)
-        try laptop.synchronize()
+        let laptop = try SyncDevice.joining(folder.url)
         #expect(laptop.store[.count] == 4)
     }
 
     @Test func renamingAKeyKeepsItsPlaceAmongTheOtherDevicesChanges() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url, keys: [.oldName])
-        let laptop = try Device(folder: folder.url, keys: [.oldName])
+        let phone = try SyncDevice(folder: folder.url, keys: [.oldName])
+        let laptop = try SyncDevice(folder: folder.url, keys: [.oldName])
         phone.store[.oldName] = 5
         try phone.synchronize()
         try laptop.synchronize()
 
         // The phone updates first: its rename moves the value and its place, and syncs the new name.
         try phone.store.runMigrations(MigrateName(from: .oldName, to: .newName))
-        let newPhone = try Device(upgrading: phone, keys: [.newName], folder: folder.url)
+        let newPhone = try SyncDevice(upgrading: phone, keys: [.newName], folder: folder.url)
         try newPhone.synchronize()
         // The laptop, still on the old version, changes the old name, which the phone no longer syncs.
         laptop.store[.oldName] = 7
@@ -479,7 +447,7 @@ private struct Device {
 
         // Then the laptop updates: its later change, moved by its own rename, wins on both.
         try laptop.store.runMigrations(MigrateName(from: .oldName, to: .newName))
-        let newLaptop = try Device(upgrading: laptop, keys: [.newName], folder: folder.url)
+        let newLaptop = try SyncDevice(upgrading: laptop, keys: [.newName], folder: folder.url)
         try newLaptop.synchronize()
         try newPhone.synchronize()
         #expect(newLaptop.store[.newName] == 7)
@@ -498,8 +466,8 @@ private struct Device {
 
     @Test func startedSyncAppliesTheOtherDevicesChangesAsTheyArrive() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         try phone.sync.start()
         try laptop.sync.start()
         defer {
@@ -526,8 +494,8 @@ private struct Device {
         let settingsFolder = try TemporaryDirectory()
         let settings = settingsFolder.url.appendingPathComponent("managed.json")
         try Data(#"{"count": 12}"#.utf8).write(to: settings)
-        let phone = try Device(folder: folder.url)
-        let managed = try Device(folder: folder.url, overrides: [.managed(fileURL: settings)])
+        let phone = try SyncDevice(folder: folder.url)
+        let managed = try SyncDevice(folder: folder.url, overrides: [.managed(fileURL: settings)])
         try managed.sync.start()
         defer { managed.sync.stop() }
 
@@ -544,8 +512,8 @@ private struct Device {
 
     @Test func stoppedSyncWatchesNothing() throws {
         let folder = try TemporaryDirectory()
-        let phone = try Device(folder: folder.url)
-        let laptop = try Device(folder: folder.url)
+        let phone = try SyncDevice(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         try laptop.sync.start()
         phone.store[.count] = 1
         try phone.synchronize()
@@ -573,7 +541,7 @@ private struct Device {
 
     @Test func problemsWhileStartedReachTheStoresErrors() throws {
         let folder = try TemporaryDirectory()
-        let laptop = try Device(folder: folder.url)
+        let laptop = try SyncDevice(folder: folder.url)
         try laptop.sync.start()
         defer { laptop.sync.stop() }
         try Data("not a sync file at all, but long enough to have a header's room".utf8)
