@@ -350,8 +350,6 @@ struct ObservationTests {
             #expect(second.withLock { $0 } == 1)
         }
 
-        /// A scope that starts tracking a key while another thread writes it either read the last
-        /// value written or fires: the write that follows its read sees that the key is tracked.
         /// Writes racing a tracking scope do not keep it from hearing of the next write.
         ///
         /// Not that it hears of a write made while its scope runs: the framework installs a
