@@ -139,6 +139,23 @@ extension PreferenceKeys {
         #expect(phone.values.data(forKey: "app:count") == Data([9, 9, 9]))
     }
 
+    @Test func anEntryThatDoesNotReadIsNotWrittenOverByADeviceThatStartsAgain() throws {
+        let cloud = Cloud()
+        let phone = try SyncDevice(cloud: cloud)
+        phone.store[.count] = 3
+        try phone.synchronize()
+        // A newer version of the library, on another device, wrote the entry.
+        let newer = Data([2, 1, 2, 3])
+        phone.values.setForeignEntry(newer, forKey: "app:count")
+        let restarted = try PreferencesSync(store: phone.store, keys: [.count], keyValueStore: phone.values)
+        let report = try restarted.synchronize()
+        #expect(report.problems.map(\.code) == [.damagedFile])
+        #expect(phone.values.data(forKey: "app:count") == newer)
+        phone.store[.count] = 4
+        try restarted.synchronize()
+        #expect(phone.values.data(forKey: "app:count") == newer)
+    }
+
     @Test func anEntryThatDoesNotReadHoldsBackOnlyItsOwnKey() throws {
         let cloud = Cloud()
         let tablet = try SyncDevice(cloud: cloud)

@@ -23,13 +23,12 @@ struct HybridClock: Sendable {
     /// stamped before it, and loses to it. Later than the version it replaced, which the device
     /// had when the change was made.
     ///
-    /// A version replaced that is stamped far ahead (``isPlausible(_:)``) was made while this
-    /// device's clock was wrong, and no other device took it: the change is stamped from the clock
-    /// as it is now.
+    /// After the version replaced even when a wrong clock stamped it far ahead: every device
+    /// compares stamps alike, and a change made after that version must win over it everywhere.
     mutating func stamp(committedAt time: Int64?, after earlier: UInt64?) -> UInt64 {
-        guard let time else { return tick() }
-        let replaced = earlier.flatMap { Self.isPlausible($0) ? $0 : nil } ?? 0
-        let reading = max(Self.reading(at: time), replaced + 1)
+        let after = earlier.map { $0 == .max ? $0 : $0 + 1 } ?? 0
+        guard let time else { return max(tick(), after) }
+        let reading = max(Self.reading(at: time), after)
         see(reading)
         return reading
     }
@@ -40,8 +39,8 @@ struct HybridClock: Sendable {
     }
 
     /// Whether a reading is at most a year ahead of the wall clock: a later one is a device's
-    /// broken clock, or bytes that are not a reading, and would carry every clock that saw it
-    /// along.
+    /// broken clock, and would carry every clock that saw it along. Such a reading stays with the
+    /// key it stamps, and moves no clock.
     static func isPlausible(_ reading: UInt64) -> Bool {
         reading >> 16 <= UInt64(max(0, CommitStamp.now() ?? 0)) + 366 * 24 * 3_600_000
     }

@@ -52,12 +52,13 @@ extension PreferencesSync {
         var keysToLookAt = looksAtEveryKey ? keySet : session.changedKeys ?? []
         keysToLookAt.formUnion(arrivals.changedKeys.intersection(keySet))
         session.changedKeys = []
-        let noticed = session.noticedChanges
-        session.noticedChanges = [:]
+        // Cleared once the round has done its work: a round that fails leaves them to the next.
+        let noticed = session.noticedTimes
         // Read only if a key with no version is looked at: a list of every synced key.
         lazy var joined = Set(SyncState.keys(in: store.storedValue(at: SyncState.keysKey)))
 
         var plan = Plan()
+        var deferredTimes: [ResolvedKey: Int64] = [:]
         // A forced key is looked at again when the force ends: the store tells its observers.
         for key in keysToLookAt.sorted() where !isForced(key) {
             let current = store.storedValue(at: key)
@@ -72,8 +73,7 @@ extension PreferencesSync {
                 session.clock.see(synced.stamp)
             }
             let there = session.transport.version(of: key)
-            // Changed and changed back since the last round is a change too, when the watcher saw it.
-            let changedHere = (synced.map { current != $0.value } ?? (current != nil)) || noticed[key] != nil
+            let changedHere = synced.map { current != $0.value } ?? (current != nil)
             if changedHere && (synced != nil || joined.contains(key)) {
                 plan.madeHere.append(key)
             } else if let there, there.isNewer(than: synced) {
@@ -81,9 +81,7 @@ extension PreferencesSync {
             } else if synced == nil && arrivals.mayHaveSkipped(key) && !joined.contains(key) {
                 // Left until what was skipped reads: it may hold a version of the key.
                 session.changedKeys?.insert(key)
-                if let notice = noticed[key] {
-                    session.noticedChanges[key] = notice
-                }
+                deferredTimes[key] = noticed[key]
             } else if changedHere {
                 plan.madeHere.append(key)
             } else if synced == nil {
@@ -125,6 +123,7 @@ extension PreferencesSync {
         if !plan.recorded.isEmpty {
             try store.commit(plan.recorded)
         }
+        session.noticedTimes = deferredTimes
         let refused = try session.transport.offer(plan.offered) {
             let held = store.syncedVersions()
             plan.problems += held.problems
@@ -168,21 +167,23 @@ extension PreferencesSync {
     /// the change) is stamped as changed now.
     private func commitTimes(
         of keys: [ResolvedKey],
-        noticed: [ResolvedKey: Int64?],
+        noticed: [ResolvedKey: Int64],
         into problems: inout [PreferencesError]
     ) -> [ResolvedKey: Int64] {
         var times: [ResolvedKey: Int64] = [:]
         var unknown = Set(keys)
         for key in keys {
-            if case .some(.some(let time)) = noticed[key] {
+            if let time = noticed[key] {
                 times[key] = time
                 unknown.remove(key)
             }
         }
         guard !unknown.isEmpty, store.backend.historyRetention != .off else { return times }
         do {
-            // Newest first: the first entry of a key is its last change.
+            // Newest first: the first entry of a key made here is its last change. One sync applied
+            // is no change made here.
             for entry in try store.history() {
+                if case .sync = entry.cause { continue }
                 let key = store.resolvedKey(for: entry.key)
                 guard unknown.contains(key), let date = entry.date else { continue }
                 times[key] = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
@@ -200,8 +201,8 @@ extension PreferencesSync {
     /// Removes what the store knows of the versions it synced, and of the keys it looked at, as if
     /// it had never synced.
     private func forgetSyncedVersions() throws(PreferencesError) {
-        var removals = store.syncedVersions().versions.map {
-            PendingChange(key: SyncState.versionKey(for: $0.key), value: nil, valueType: nil)
+        var removals = store.keysWithSyncedVersions().map {
+            PendingChange(key: SyncState.versionKey(for: $0), value: nil, valueType: nil)
         }
         removals.append(PendingChange(key: SyncState.keysKey, value: nil, valueType: nil))
         try store.commit(removals)

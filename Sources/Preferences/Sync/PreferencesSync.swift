@@ -50,10 +50,10 @@ public final class PreferencesSync: Sendable {
         /// Keys to look at in the next round, changed in the store or no longer forced; `nil` until a
         /// round looked at them all.
         var changedKeys: Set<ResolvedKey>?
-        /// The keys the watcher saw this device change since the last round, with when, in
-        /// milliseconds since 1970, if this process made the change; another process's change
-        /// reaches this one later, and its time is the history's.
-        var noticedChanges: [ResolvedKey: Int64?] = [:]
+        /// When this process changed each key since the last round, as the watcher saw it, in
+        /// milliseconds since 1970: what a change made here is stamped with. Another process's
+        /// change reaches this one later, and its time is the history's.
+        var noticedTimes: [ResolvedKey: Int64] = [:]
     }
 
     let session: Locked<Session>
@@ -234,23 +234,18 @@ public final class PreferencesSync: Sendable {
         watching.withLock { $0 != nil }
     }
 
-    /// What the store has changed since the last round, and who changed it, for the next round to
-    /// look at.
+    /// What the store has changed since the last round, for the next round to look at, and when,
+    /// for a change this process made.
     ///
-    /// A migration moves a value with its version, and a managed setting that stops forcing a key
-    /// changes nothing stored: neither is a change made here, and their keys are only looked at.
+    /// Whether a key changed here is the round's to tell, from its value and the version synced: a
+    /// notice may come after a round that already took the change in.
     func noteChanged(_ changes: [EntryChange], origin: ChangeOrigin) {
-        let notice: Int64?? =
-            switch origin {
-            case .thisStore: .some(CommitStamp.now())
-            case .elsewhere: .some(nil)
-            case .migration, .managedSettings, .sync: nil
-            }
+        let now = origin == .thisStore ? CommitStamp.now() : nil
         session.withLock { session in
             for change in changes {
                 session.changedKeys?.insert(change.key)
-                if let notice {
-                    session.noticedChanges[change.key] = notice
+                if let now {
+                    session.noticedTimes[change.key] = now
                 }
             }
         }

@@ -167,19 +167,6 @@ final class SyncFolder: SyncTransport {
             case .unchanged:
                 continue
             case .verified(let entries, let cursor, let restarted):
-                if let farAhead = entries.first(where: { !HybridClock.isPlausible($0.version.stamp) }) {
-                    // Skipped whole, as a file that does not verify is, and read again next round:
-                    // it may be this device's clock that is wrong, and be put right.
-                    changes.skippedAny = true
-                    report(
-                        PreferencesError(
-                            .unreadableSyncedVersion(
-                                place: "the sync file '\(filePath)', for '\(farAhead.version.device)' and "
-                                    + "'\(farAhead.key.namespace):\(farAhead.key.name)'",
-                                reason: "it is stamped more than a year ahead of this device's clock")),
-                        for: filePath, size: cursor.end, into: &changes.problems, reported: &reported)
-                    continue
-                }
                 newCursors[device] = cursor
                 reported[filePath] = nil
                 if isOwn {

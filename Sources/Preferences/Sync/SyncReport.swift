@@ -8,8 +8,7 @@ public struct SyncReport: Sendable, Hashable {
 
     /// What the round skipped or could not do, each reported once.
     ///
-    /// A file in the folder, or an entry of iCloud's key-value store, that does not verify, or
-    /// holds a version stamped more than a year ahead of this device's clock
+    /// A file in the folder, or an entry of iCloud's key-value store, that does not verify
     /// (``PreferencesError/Code/damagedFile``): it is read again next round, and this device's own
     /// file is written whole again. A write that would break a limit of iCloud's key-value store
     /// (``PreferencesError/Code/syncLimitExceeded``), offered again next round. A problem reading the

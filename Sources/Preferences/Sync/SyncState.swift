@@ -84,17 +84,9 @@ extension PreferencesStore {
 
     /// Every version the store holds, of any key, and why those that do not read do not.
     func syncedVersions() -> (versions: [SyncFile.Entry], problems: [PreferencesError]) {
-        catchUpForRead()
-        let entries = state.withLock { state in
-            state.everySlot().compactMap { key, slot -> (ResolvedKey, StoredValue)? in
-                guard key.namespace == SyncState.namespace, let stored = slot.stored else { return nil }
-                return (key, stored)
-            }
-        }
         var versions: [SyncFile.Entry] = []
         var problems: [PreferencesError] = []
-        for (entry, stored) in entries.sorted(by: { $0.0 < $1.0 }) {
-            guard let key = SyncState.syncedKey(fromVersionName: entry.name) else { continue }
+        for (key, stored) in syncedVersionEntries() {
             do throws(PreferencesError) {
                 if let version = try SyncState.version(in: stored, of: key) {
                     versions.append(SyncFile.Entry(key: key, version: version))
@@ -104,6 +96,25 @@ extension PreferencesStore {
             }
         }
         return (versions, problems)
+    }
+
+    /// The keys the store holds versions of, read or not.
+    func keysWithSyncedVersions() -> [ResolvedKey] {
+        syncedVersionEntries().map(\.key)
+    }
+
+    /// Each version entry, by the key it is the version of, in order.
+    private func syncedVersionEntries() -> [(key: ResolvedKey, stored: StoredValue)] {
+        catchUpForRead()
+        let entries = state.withLock { state in
+            state.everySlot().compactMap { key, slot -> (ResolvedKey, StoredValue)? in
+                guard key.namespace == SyncState.namespace, let stored = slot.stored else { return nil }
+                return (key, stored)
+            }
+        }
+        return entries.sorted { $0.0 < $1.0 }.compactMap { entry, stored in
+            SyncState.syncedKey(fromVersionName: entry.name).map { ($0, stored) }
+        }
     }
 }
 
