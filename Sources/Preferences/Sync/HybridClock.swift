@@ -38,9 +38,10 @@ struct HybridClock: Sendable {
         UInt64(max(0, time)) << 16
     }
 
-    /// Whether a reading is at most a year ahead of the wall clock: a later one is a device's
-    /// broken clock, and would carry every clock that saw it along. Such a reading stays with the
-    /// key it stamps, and moves no clock.
+    /// Whether a reading is at most a year ahead of the wall clock.
+    ///
+    /// A later one is a device's broken clock, and would carry every clock that saw it along: it
+    /// stays with the key it stamps, and moves no clock.
     static func isPlausible(_ reading: UInt64) -> Bool {
         reading >> 16 <= UInt64(max(0, CommitStamp.now() ?? 0)) + 366 * 24 * 3_600_000
     }

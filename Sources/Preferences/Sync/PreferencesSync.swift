@@ -50,8 +50,9 @@ public final class PreferencesSync: Sendable {
         /// Keys to look at in the next round, changed in the store or no longer forced; `nil` until a
         /// round looked at them all.
         var changedKeys: Set<ResolvedKey>?
-        /// When this process changed each key since the last round, as the watcher saw it, in
-        /// milliseconds since 1970: what a change made here is stamped with. Another process's
+        /// When this process changed each key since the last round, in milliseconds since 1970.
+        ///
+        /// As the watcher saw it: what a change made here is stamped with. Another process's
         /// change reaches this one later, and its time is the history's.
         var noticedTimes: [ResolvedKey: Int64] = [:]
     }
