@@ -52,9 +52,4 @@ struct HybridClock: Sendable {
         guard Self.isPlausible(reading) else { return }
         last = max(last, reading)
     }
-
-    /// The wall-clock time a reading stands for.
-    static func date(of reading: UInt64) -> Date {
-        Date(timeIntervalSince1970: Double(reading >> 16) / 1000)
-    }
 }

@@ -75,7 +75,7 @@ extension PreferencesSync {
             let there = session.transport.version(of: key)
             let changedHere = synced.map { current != $0.value } ?? (current != nil)
             if changedHere && (synced != nil || joined.contains(key)) {
-                plan.madeHere.append(key)
+                plan.madeHere.append((key, synced))
             } else if let there, there.isNewer(than: synced) {
                 plan.apply(there, to: key, current: current)
             } else if synced == nil && arrivals.mayHaveSkipped(key) && !joined.contains(key) {
@@ -83,7 +83,7 @@ extension PreferencesSync {
                 session.changedKeys?.insert(key)
                 deferredTimes[key] = noticed[key]
             } else if changedHere {
-                plan.madeHere.append(key)
+                plan.madeHere.append((key, synced))
             } else if synced == nil {
                 // Looked at, with nothing anywhere: a value stored from now on is a change made here.
                 if !joined.contains(key) {
@@ -94,12 +94,14 @@ extension PreferencesSync {
             }
         }
 
-        let times = plan.madeHere.isEmpty ? [:] : commitTimes(of: plan.madeHere, noticed: noticed, into: &plan.problems)
-        for key in plan.madeHere {
+        let times =
+            plan.madeHere.isEmpty
+            ? [:] : commitTimes(of: plan.madeHere.map(\.key), noticed: noticed, into: &plan.problems)
+        for (key, synced) in plan.madeHere {
             let current = store.storedValue(at: key)
-            let earlier = try store.syncedVersion(of: key)?.stamp
             let version = SyncVersion(
-                stamp: session.clock.stamp(committedAt: times[key], after: earlier), device: deviceID, value: current)
+                stamp: session.clock.stamp(committedAt: times[key], after: synced?.stamp), device: deviceID,
+                value: current)
             if let there = session.transport.version(of: key), there.isNewer(than: version) {
                 // Changed here, and later still elsewhere.
                 plan.apply(there, to: key, current: current)
@@ -139,8 +141,8 @@ extension PreferencesSync {
         /// The versions that arrived and win, with the values they set, by the device that made them.
         var applied: [String: [PendingChange]] = [:]
         var received: [ResolvedKey] = []
-        /// The keys whose values changed here, to stamp.
-        var madeHere: [ResolvedKey] = []
+        /// The keys whose values changed here, to stamp, with the version each replaces.
+        var madeHere: [(key: ResolvedKey, synced: SyncVersion?)] = []
         /// The keys looked at for the first time with nothing there left unread.
         var joined: [ResolvedKey] = []
         /// The versions made here, and the keys looked at.
