@@ -187,10 +187,7 @@ final class KeyValueSyncTransport: SyncTransport {
         let bytes = [UInt8](data)
         guard let first = bytes.first else { throw .truncated(at: 0) }
         guard first == formatVersion else { throw .malformed("format version \(first)", at: 0) }
-        var reader = ByteReader(bytes, range: 1..<bytes.count)
-        let version = try SyncVersion(from: &reader)
-        guard reader.isAtEnd else { throw .malformed("bytes after the version", at: reader.position) }
-        return version
+        return try SyncVersion(filling: bytes, from: 1)
     }
 
     /// How much of Apple's limits the store's entries take.

@@ -43,12 +43,8 @@ enum SyncState {
         guard case .data(let data) = stored else {
             throw unreadable(key, "it holds \(withArticle(stored.kindDescription)), not data")
         }
-        let bytes = [UInt8](data)
-        var reader = ByteReader(bytes, range: 0..<bytes.count)
         do throws(FormatError) {
-            let version = try SyncVersion(from: &reader)
-            guard reader.isAtEnd else { throw .malformed("bytes after the version", at: reader.position) }
-            return version
+            return try SyncVersion(filling: [UInt8](data))
         } catch {
             throw unreadable(key, "\(error)")
         }

@@ -40,6 +40,13 @@ extension SyncVersion {
         }
     }
 
+    /// Reads a version that fills `bytes` from `offset` to the end, as ``write(to:)`` wrote it.
+    init(filling bytes: [UInt8], from offset: Int = 0) throws(FormatError) {
+        var reader = ByteReader(bytes, range: offset..<bytes.count)
+        self = try SyncVersion(from: &reader)
+        guard reader.isAtEnd else { throw .malformed("bytes after the version", at: reader.position) }
+    }
+
     /// Reads what ``write(to:)`` wrote.
     init(from reader: inout ByteReader) throws(FormatError) {
         stamp = try reader.readUInt64()
