@@ -20,6 +20,13 @@ struct FileDamageTests {
         return (SnapshotFile.encode(entries, generation: 3), entries)
     }
 
+    /// Where the table of records starts in a snapshot the library wrote: where its records end.
+    private static func tableOffset(of bytes: [UInt8]) -> Int {
+        guard case .valid(let header) = FileHeader.check(Array(bytes.prefix(FileHeader.size)), expecting: .snapshot)
+        else { return bytes.count }
+        return Int(header.tableOffset)
+    }
+
     /// Writes a snapshot and, as every compaction does, an empty log of its generation beside it.
     private static func writeStore(snapshot: [UInt8], in directory: TemporaryDirectory) throws {
         try Data(snapshot).write(to: directory.storeURL)
@@ -97,7 +104,7 @@ struct FileDamageTests {
         let directory = try TemporaryDirectory()
         let (bytes, entries) = Self.sampleFile()
         var damaged = bytes
-        damaged[damaged.count - 3] ^= 0xFF  // inside the last record
+        damaged[Self.tableOffset(of: bytes) - 3] ^= 0xFF  // inside the last record, before the table
         try Self.writeStore(snapshot: damaged, in: directory)
 
         let store = try PreferencesStore(fileURL: directory.storeURL)
@@ -250,7 +257,8 @@ struct FileDamageTests {
     @Test func aFileFromANewerVersionIsNeitherReadNorReplaced() throws {
         let directory = try TemporaryDirectory()
         var bytes = SnapshotFile.encode([ResolvedKey(namespace: "app", name: "a"): .bool(true)], generation: 1)
-        bytes[8] = 2  // version 2, with the header's checksum made to match
+        let newer = FileHeader.Kind.snapshot.currentVersion + 1
+        bytes[8] = UInt8(newer)  // a version to come, with the header's checksum made to match
         var writer = ByteWriter()
         writer.append(CRC32C.checksum(bytes[0..<(FileHeader.size - 4)]))
         bytes.replaceSubrange((FileHeader.size - 4)..<FileHeader.size, with: writer.bytes)
@@ -259,7 +267,9 @@ struct FileDamageTests {
             try PreferencesStore(fileURL: directory.storeURL)
         }
         #expect(
-            error == PreferencesError(.unsupportedFormatVersion(path: directory.storeURL.path, found: 2, supported: 1)))
+            error
+                == PreferencesError(
+                    .unsupportedFormatVersion(path: directory.storeURL.path, found: newer, supported: newer - 1)))
         #expect(Array(try Data(contentsOf: directory.storeURL)) == bytes)
         #expect(try directory.fileNames().filter { !$0.hasSuffix(".lock") } == ["preferences.store"])
     }

@@ -122,12 +122,24 @@ import Testing
             let order = entries.keys.sorted()
             var expected = ByteWriter()
             expected.skip(FileHeader.size)
+            var offsets: [UInt32] = []
             for key in order {
+                offsets.append(UInt32(expected.count))
                 RecordFrame.appendEntry(key, entries[key]!, to: &expected)
+            }
+            let tableOffset = expected.count
+            let keysAreASCII = order.allSatisfy { ($0.namespace + $0.name).unicodeScalars.allSatisfy(\.isASCII) }
+            RecordFrame.appendFrame(to: &expected) { table in
+                table.append(UInt8(keysAreASCII ? 1 : 0))
+                table.append(UInt32(offsets.count))
+                for offset in offsets {
+                    table.append(offset)
+                }
             }
             let body = expected.bytes[FileHeader.size...]
             let header = FileHeader(
-                kind: .snapshot, generation: 7, bodyLength: UInt64(body.count), bodyChecksum: CRC32C.checksum(body))
+                kind: .snapshot, generation: 7, bodyLength: UInt64(body.count), bodyChecksum: CRC32C.checksum(body),
+                tableOffset: UInt32(tableOffset))
             let reference = header.encoded() + Array(body)
             for expectedSize in [0, reference.count / 3, reference.count, reference.count * 4] {
                 var stored = StoredEntries(entries)

@@ -29,6 +29,15 @@ struct SnapshotIndexTests {
         return entries
     }
 
+    /// The index of a snapshot the library wrote, found through its table as opening finds it.
+    private static func index(_ bytes: [UInt8]) -> SnapshotIndex? {
+        guard case .valid(let header) = FileHeader.check(Array(bytes.prefix(FileHeader.size)), expecting: .snapshot),
+            header.tableOffset != 0
+        else { return nil }
+        return SnapshotIndex(
+            verified: FileBytes(copying: bytes), recordsFrom: FileHeader.size, tableAt: Int(header.tableOffset))
+    }
+
     /// The fast path that indexes the common records straight from the bytes finds exactly what
     /// the checking reader finds, or leaves the record to it: on records of every kind of key and
     /// value, strings either side of 128 bytes, each record also cut short at every length, and
@@ -93,7 +102,7 @@ struct SnapshotIndexTests {
     func everyLookupFindsWhatDecodingTheWholeSnapshotFinds(asciiOnly: Bool) throws {
         let entries = Self.sampleEntries(count: 300, seed: 0x1D3, asciiOnly: asciiOnly)
         let bytes = SnapshotFile.encode(entries, generation: 4)
-        let index = try #require(SnapshotIndex(verified: bytes, from: FileHeader.size))
+        let index = try #require(Self.index(bytes))
         #expect(index.count == entries.count)
         for (key, value) in entries {
             #expect(index.value(for: key) == value, "\(key)")
@@ -109,7 +118,7 @@ struct SnapshotIndexTests {
     func aKeyTheSnapshotDoesNotHoldIsNotFound(asciiOnly: Bool) throws {
         let entries = Self.sampleEntries(count: 100, seed: 0xAB5E, asciiOnly: asciiOnly)
         let index = try #require(
-            SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
+            Self.index(SnapshotFile.encode(entries, generation: 1)))
         // Before the first key, after the last, between two, and near misses of every stored key:
         // the same name elsewhere, and names one character longer or shorter.
         var absent = [
@@ -140,7 +149,7 @@ struct SnapshotIndexTests {
             ResolvedKey(namespace: "app", name: "other"): .signed(2),
         ]
         let index = try #require(
-            SnapshotIndex(verified: SnapshotFile.encode(entries, generation: 1), from: FileHeader.size))
+            Self.index(SnapshotFile.encode(entries, generation: 1)))
         let key = ResolvedKey(namespace: "app", name: lookedUp)
         #expect(entries[key] == .signed(1), "a dictionary finds it")
         #expect(index.value(for: key) == .signed(1))
@@ -149,7 +158,7 @@ struct SnapshotIndexTests {
 
     @Test func anEmptySnapshotIsAnEmptyIndex() throws {
         let index = try #require(
-            SnapshotIndex(verified: SnapshotFile.encode([:], generation: 1), from: FileHeader.size))
+            Self.index(SnapshotFile.encode([:], generation: 1)))
         #expect(index.count == 0)
         #expect(index.value(for: ResolvedKey(namespace: "app", name: "a")) == nil)
     }

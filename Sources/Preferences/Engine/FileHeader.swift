@@ -5,19 +5,23 @@
 ///  0  magic       8 bytes   89 50 52 45 46 0D 0A 1A  ("\x89PREF\r\n\x1A")
 ///  8  version     UInt16    the kind's format version (``Kind/currentVersion``)
 /// 10  kind        UInt16    0 snapshot, 1 log, 2 history, 3 a device's file of synced changes
-/// 12  reserved    UInt32    0
+/// 12  table       UInt32    where a snapshot's table of records starts (format 2); 0 in other files
 /// 16  generation  UInt64    the compaction that wrote the snapshot or started the log
 /// 24  bodyLength  UInt64    bytes after the header (0 in a log, which grows)
 /// 32  bodyCRC     UInt32    CRC-32C of the body (0 in a log; each record has its own)
 /// 36  headerCRC   UInt32    CRC-32C of bytes 0..<36
 /// ```
 struct FileHeader: Equatable {
-    init(kind: Kind, version: Int? = nil, generation: UInt64, bodyLength: UInt64 = 0, bodyChecksum: UInt32 = 0) {
+    init(
+        kind: Kind, version: Int? = nil, generation: UInt64, bodyLength: UInt64 = 0, bodyChecksum: UInt32 = 0,
+        tableOffset: UInt32 = 0
+    ) {
         self.kind = kind
         self.version = version ?? kind.currentVersion
         self.generation = generation
         self.bodyLength = bodyLength
         self.bodyChecksum = bodyChecksum
+        self.tableOffset = tableOffset
     }
 
     enum Kind: UInt16 {
@@ -30,10 +34,11 @@ struct FileHeader: Equatable {
         ///
         /// A log's is 3: its records may carry a stamp, a cause and changes kept out of history
         /// (see ``Record``). Version 2 had none of them, and version 1, which no release wrote, no
-        /// lock stamp after the header (see ``LogFile``).
+        /// lock stamp after the header (see ``LogFile``). A snapshot's is 2: its records end with a
+        /// table of where each starts (``SnapshotTable``), which version 1 had not.
         var currentVersion: Int {
             switch self {
-            case .snapshot: 1
+            case .snapshot: 2
             case .log: 3
             case .history: 1
             case .syncChanges: 1
@@ -44,7 +49,8 @@ struct FileHeader: Equatable {
         var oldestReadableVersion: Int {
             switch self {
             case .log: 2
-            case .snapshot, .history, .syncChanges: currentVersion
+            case .snapshot: 1
+            case .history, .syncChanges: currentVersion
             }
         }
     }
@@ -58,13 +64,15 @@ struct FileHeader: Equatable {
     var generation: UInt64
     var bodyLength: UInt64 = 0
     var bodyChecksum: UInt32 = 0
+    /// Where a snapshot's table of records starts, from the start of the file; 0 when it has none.
+    var tableOffset: UInt32 = 0
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.size)
         writer.append(contentsOf: Self.magic)
         writer.append(UInt16(version))
         writer.append(kind.rawValue)
-        writer.append(UInt32(0))
+        writer.append(tableOffset)
         writer.append(generation)
         writer.append(bodyLength)
         writer.append(bodyChecksum)
@@ -92,7 +100,7 @@ struct FileHeader: Equatable {
         }
         var reader = ByteReader(bytes, range: magic.count..<size)
         guard let version = try? reader.readUInt16(), let rawKind = try? reader.readUInt16(),
-            (try? reader.readUInt32()) != nil, let generation = try? reader.readUInt64(),
+            let tableOffset = try? reader.readUInt32(), let generation = try? reader.readUInt64(),
             let bodyLength = try? reader.readUInt64(), let bodyChecksum = try? reader.readUInt32(),
             let headerChecksum = try? reader.readUInt32(), headerChecksum == CRC32C.checksum(bytes[0..<(size - 4)])
         else {
@@ -107,7 +115,7 @@ struct FileHeader: Equatable {
         return .valid(
             FileHeader(
                 kind: kind, version: Int(version), generation: generation, bodyLength: bodyLength,
-                bodyChecksum: bodyChecksum))
+                bodyChecksum: bodyChecksum, tableOffset: tableOffset))
     }
 }
 

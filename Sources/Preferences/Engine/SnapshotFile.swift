@@ -1,8 +1,10 @@
-/// The snapshot: a ``FileHeader``, then one framed record per entry, in increasing order of key.
+/// The snapshot: a ``FileHeader``, one framed record per entry in increasing order of key, then,
+/// framed too, the table of where each record starts (``SnapshotTable``), which the header locates.
 ///
-/// A snapshot that verifies as a whole is indexed by its keys, and its entries decoded as they are
-/// looked up (``SnapshotIndex``). Any other is salvaged record by record: each frame carries its
-/// own checksum, so damage costs only the records it touches.
+/// A snapshot that verifies as a whole is indexed by its table, and its entries decoded as they
+/// are looked up (``SnapshotIndex``). Any other is salvaged record by record: each frame carries
+/// its own checksum, so damage costs only the records it touches. A snapshot in format 1, which
+/// has no table, is indexed by reading each record.
 enum SnapshotFile {
     /// What a snapshot holds, and how it was damaged if it was.
     struct Contents: Equatable {
@@ -18,33 +20,50 @@ enum SnapshotFile {
     }
 
     /// Encodes `entries` sorted by key, so that the same entries always make the same file and
-    /// opening can find a key by binary search (``SnapshotIndex``); `entries` keeps the order for
-    /// the next snapshot (see ``StoredEntries/forEachInKeyOrder(_:)``).
+    /// opening can find a key by binary search over the table (``SnapshotIndex``); `entries` keeps
+    /// the order for the next snapshot (see ``StoredEntries/forEachInKeyOrder(_:)``).
     ///
     /// The entries are written through a pointer into an array of `expectedSize` bytes, or of twice
     /// as many when they do not fit, then twice again: appending to an array would check its
     /// capacity at every byte. A compaction expects the size of the last snapshot.
     static func encode(_ entries: inout StoredEntries, generation: UInt64, expectedSize: Int = 0) -> [UInt8] {
-        var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.countUpperBound * 64)
+        var capacity = max(expectedSize + expectedSize / 8, FileHeader.size + entries.countUpperBound * 68 + 32)
         var bytes: [UInt8] = []
+        var offsets: [UInt32] = []
+        offsets.reserveCapacity(entries.countUpperBound)
+        var tableOffset = 0
         while bytes.isEmpty {
+            offsets.removeAll(keepingCapacity: true)
             bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 // Zeros where the header goes, written once the body's checksum is known.
                 buffer.prefix(FileHeader.size).initialize(repeating: 0)
                 var writer = UnsafeByteWriter(UnsafeMutableRawBufferPointer(buffer), from: FileHeader.size)
+                var keysAreASCII = true
                 entries.forEachInKeyOrder { key, value in
+                    offsets.append(UInt32(truncatingIfNeeded: writer.count))
+                    keysAreASCII = keysAreASCII && isASCII(key)
                     RecordFrame.appendEntry(key, value, to: &writer)
+                }
+                tableOffset = writer.count
+                RecordFrame.appendFrame(to: &writer) { writer in
+                    writer.append(keysAreASCII ? SnapshotTable.keysAreASCII : 0)
+                    writer.append(UInt32(truncatingIfNeeded: offsets.count))
+                    for offset in offsets {
+                        writer.append(offset)
+                    }
                 }
                 count = writer.overflowed ? 0 : writer.count
             }
             capacity *= 2
         }
         let body = bytes[FileHeader.size...]
+        // A file past 4 GiB has no table that 32 bits can place: opening reads each record of it.
         let header = FileHeader(
             kind: .snapshot,
             generation: generation,
             bodyLength: UInt64(body.count),
-            bodyChecksum: CRC32C.checksum(body)
+            bodyChecksum: CRC32C.checksum(body),
+            tableOffset: bytes.count <= UInt32.max ? UInt32(tableOffset) : 0
         )
         bytes.replaceSubrange(0..<FileHeader.size, with: header.encoded())
         return bytes
@@ -61,37 +80,51 @@ enum SnapshotFile {
         case .newerVersion(let version):
             throw UnsupportedVersion(version: version, supported: FileHeader.Kind.snapshot.currentVersion)
         case .damaged(let reason):
-            return salvage(file.array, reason: reason, generation: 0, headerIsValid: false)
+            return salvage(file.array, reason: reason, header: nil)
         case .valid(let header):
             let actual = file.count - FileHeader.size
             guard header.bodyLength == UInt64(actual) else {
                 let reason = "the body is \(actual) bytes but the header says \(header.bodyLength)"
-                return salvage(file.array, reason: reason, generation: header.generation, headerIsValid: true)
+                return salvage(file.array, reason: reason, header: header)
             }
             let body = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file.buffer)[FileHeader.size...])
             guard CRC32C.checksum(body) == header.bodyChecksum else {
                 let reason = "the body's checksum does not match"
-                return salvage(file.array, reason: reason, generation: header.generation, headerIsValid: true)
+                return salvage(file.array, reason: reason, header: header)
             }
-            if let index = SnapshotIndex(verified: file, from: FileHeader.size) {
+            let index =
+                header.tableOffset == 0
+                ? SnapshotIndex(verified: file, from: FileHeader.size)
+                : SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: Int(header.tableOffset))
+            if let index {
                 return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
             }
             let bytes = file.array
-            guard let entries = readVerifiedBody(bytes) else {
+            guard let entries = readVerifiedBody(bytes, end: recordsEnd(of: bytes, header: header)) else {
                 let reason = "a record that verified did not decode"
-                return salvage(bytes, reason: reason, generation: header.generation, headerIsValid: true)
+                return salvage(bytes, reason: reason, header: header)
             }
             return Contents(entries: StoredEntries(entries), generation: header.generation, damage: nil)
         }
     }
 
+    /// Where the records of `bytes` end: where the header places the table, when that is among the
+    /// bytes after the header; the end of the file otherwise.
+    private static func recordsEnd(of bytes: [UInt8], header: FileHeader?) -> Int {
+        guard let offset = header.map({ Int($0.tableOffset) }), offset >= FileHeader.size, offset <= bytes.count
+        else { return bytes.count }
+        return offset
+    }
+
     /// Reads a body whose checksum matched, but not in the form an index takes (a file whose keys
-    /// are out of order, say); `nil` if a record still fails to decode.
-    private static func readVerifiedBody(_ bytes: [UInt8]) -> [ResolvedKey: StoredValue]? {
+    /// are out of order, say), up to `end`; `nil` if a record still fails to decode.
+    private static func readVerifiedBody(_ bytes: [UInt8], end: Int) -> [ResolvedKey: StoredValue]? {
         var entries: [ResolvedKey: StoredValue] = [:]
         var offset = FileHeader.size
-        while offset < bytes.count {
-            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
+        while offset < end {
+            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false),
+                payload.upperBound <= end
+            else { return nil }
             var reader = ByteReader(bytes, range: payload)
             do {
                 try Record.apply(payload: &reader, to: &entries)
@@ -104,10 +137,21 @@ enum SnapshotFile {
     }
 
     /// Loads every record that verifies, scanning past damage for the next frame.
-    private static func salvage(_ bytes: [UInt8], reason: String, generation: UInt64, headerIsValid: Bool) -> Contents {
+    ///
+    /// The records are scanned up to the table the header places, and the table is damaged if its
+    /// frame does not verify: it holds no entry, but the next compaction writes it again.
+    private static func salvage(_ bytes: [UInt8], reason: String, header: FileHeader?) -> Contents {
         var entries: [ResolvedKey: StoredValue] = [:]
-        let scan = RecordFrame.scan(bytes, from: FileHeader.size, headerIsDamaged: !headerIsValid) { record in
+        let end = recordsEnd(of: bytes, header: header)
+        var scan = RecordFrame.scan(Array(bytes[..<end]), from: FileHeader.size, headerIsDamaged: header == nil) {
+            record in
             record.apply(to: &entries)
+        }
+        if end < bytes.count {
+            let table = RecordFrame.payload(in: bytes, at: end, verifyChecksum: true)
+            if table?.upperBound != bytes.count {
+                scan.damagedRanges.append(end..<bytes.count)
+            }
         }
         let report = DamageReport(
             recoveredRecords: scan.recovered,
@@ -115,6 +159,11 @@ enum SnapshotFile {
             reason: reason,
             copyPath: nil
         )
-        return Contents(entries: StoredEntries(entries), generation: generation, damage: report)
+        return Contents(entries: StoredEntries(entries), generation: header?.generation ?? 0, damage: report)
     }
+}
+
+/// Whether a key's namespace and name are ASCII.
+private func isASCII(_ key: ResolvedKey) -> Bool {
+    key.namespace.utf8.allSatisfy { $0 < 0x80 } && key.name.utf8.allSatisfy { $0 < 0x80 }
 }
