@@ -73,9 +73,52 @@ CRC32C_TARGET static inline uint32_t crc32c_1(uint32_t crc, uint8_t byte) {
 #endif
 
 #if defined(CRC32C_TARGET)
+// Long runs of bytes go as three streams of `STREAM_BYTES` each: one instruction's result is ready
+// three cycles after it starts, but a new one can start every cycle, so three independent streams
+// checksum a snapshot about three times as fast as one. The three checksums are then joined: the
+// checksum of `a` followed by `b` is the checksum of `a` moved past `b`'s length of zeros, added to
+// the checksum of `b` from zero, since a CRC without its initial and final inversion is linear.
+#define STREAM_BYTES 4096
+
+// Moves a checksum past `STREAM_BYTES` zero bytes: the image of each of its 32 bits under that
+// many steps of the CRC, for multiplying as a 32 by 32 matrix over GF(2). Generated once by running
+// the bytewise CRC (Castagnoli's polynomial, reflected) on each bit alone; `ChecksumTests` checks
+// the joined checksum against the bytewise definition at lengths around every stream boundary.
+static const uint32_t past_one_stream[32] = {
+    0xC2A5B65E, 0x80A71A4D, 0x04A2426B, 0x094484D6, 0x128909AC, 0x25121358, 0x4A2426B0, 0x94484D60,
+    0x2D7CEC31, 0x5AF9D862, 0xB5F3B0C4, 0x6E0B1779, 0xDC162EF2, 0xBDC02B15, 0x7E6C20DB, 0xFCD841B6,
+    0xFC5CF59D, 0xFD559DCB, 0xFF474D67, 0xFB62EC3F, 0xF329AE8F, 0xE3BF2BEF, 0xC292212F, 0x80C834AF,
+    0x047C1FAF, 0x08F83F5E, 0x11F07EBC, 0x23E0FD78, 0x47C1FAF0, 0x8F83F5E0, 0x1AEB9D31, 0x35D73A62,
+};
+
+static uint32_t move_past_one_stream(uint32_t crc) {
+    uint32_t moved = 0;
+    for (int bit = 0; crc != 0; bit++, crc >>= 1) {
+        if (crc & 1) {
+            moved ^= past_one_stream[bit];
+        }
+    }
+    return moved;
+}
+
 CRC32C_TARGET
 uint32_t preferences_crc32c_update(uint32_t crc, const void *bytes, size_t count) {
     const unsigned char *next = bytes;
+    while (count >= 3 * STREAM_BYTES) {
+        uint32_t first = crc, second = 0, third = 0;
+        for (size_t offset = 0; offset < STREAM_BYTES; offset += 8) {
+            uint64_t words[3];
+            memcpy(&words[0], next + offset, 8);
+            memcpy(&words[1], next + STREAM_BYTES + offset, 8);
+            memcpy(&words[2], next + 2 * STREAM_BYTES + offset, 8);
+            first = crc32c_8(first, words[0]);
+            second = crc32c_8(second, words[1]);
+            third = crc32c_8(third, words[2]);
+        }
+        crc = move_past_one_stream(move_past_one_stream(first) ^ second) ^ third;
+        next += 3 * STREAM_BYTES;
+        count -= 3 * STREAM_BYTES;
+    }
     while (count >= 8) {
         uint64_t word;
         memcpy(&word, next, 8);

@@ -50,6 +50,23 @@ import Testing
         }
     }
 
+    /// Long runs of bytes are checksummed as three streams whose checksums are then joined: at
+    /// lengths either side of each multiple of the three streams' bytes, from a few starting
+    /// offsets, the joined checksum is the bytewise one.
+    @Test func longRunsAgreeWithTheBytewiseDefinition() {
+        var generator = SystemRandomNumberGenerator()
+        let streams = 3 * 4096
+        let bytes = (0..<(3 * streams + 64)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for multiple in 1...3 {
+            for length in (multiple * streams - 9)...(multiple * streams + 9) {
+                for start in [0, 1, 7] {
+                    let slice = bytes[start..<(start + length)]
+                    #expect(CRC32C.checksum(slice) == bytewise(slice), "\(length) bytes from \(start)")
+                }
+            }
+        }
+    }
+
     private func bytewise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {

@@ -113,18 +113,26 @@ extension KeyCodec {
     /// keys would hold 10,000 codecs and three times as many closure contexts, and a read or a
     /// write of a key not used for a while would find its codec cold in the processor's caches.
     static func shared(_ strategy: CodecStrategy, _ make: () -> KeyCodec) -> KeyCodec {
-        let key = SharedCodecKey(valueType: ObjectIdentifier(Value.self), strategy: strategy)
+        let valueType = ObjectIdentifier(Value.self)
         return sharedCodecs.withLock { codecs in
-            if let codec = codecs[key] {
+            if let shared = codecs.first(where: { $0.valueType == valueType && $0.strategy == strategy }) {
                 // Stored under its value type and strategy, by this function alone.
-                return unsafeDowncast(codec, to: KeyCodec.self)
+                return unsafeDowncast(shared.codec, to: KeyCodec.self)
             }
             let codec = make()
-            codecs[key] = codec
+            codecs.append((valueType, strategy, codec))
             return codec
         }
     }
 }
+
+/// Every codec made, with its value type and strategy: one or two a type, a handful in an app, and
+/// looked up once per key declared.
+///
+/// A list, not a dictionary: a dictionary has the runtime search every loaded library for its key
+/// type's conformance to `Hashable` the first time in a process, which takes longer than opening a
+/// store of 10,000 keys.
+private let sharedCodecs = Locked<[(valueType: ObjectIdentifier, strategy: CodecStrategy, codec: AnyObject)]>([])
 
 /// How a codec turns values into stored values: the encoding strategies, and an optional key's
 /// over its wrapped type's codec.
@@ -132,14 +140,6 @@ enum CodecStrategy: Hashable {
     case direct, rawValue, codable
     case optional(wrapping: ObjectIdentifier)
 }
-
-private struct SharedCodecKey: Hashable {
-    let valueType: ObjectIdentifier
-    let strategy: CodecStrategy
-}
-
-/// Every codec made, by value type and strategy; a handful in an app.
-private let sharedCodecs = Locked<[SharedCodecKey: AnyObject]>([:])
 
 extension KeyCodec where Value: DirectPreferenceValue {
     static var direct: KeyCodec {

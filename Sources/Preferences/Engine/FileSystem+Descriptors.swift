@@ -79,20 +79,19 @@ extension FileSystem {
         if limit < .max {
             return try contents(of: file, from: offset, upTo: limit)
         }
+        // In chunks read straight into the array's memory: a chunk set to zeros first would cost
+        // more than reading a small log.
+        let chunkSize = 64 * 1024
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit))
-        var position = offset
-        while bytes.count < limit {
-            let count = try check(.read, file.path) {
-                chunk.withUnsafeMutableBytes {
-                    Int32(clamping: pread(file.descriptor, $0.baseAddress, $0.count, off_t(position)))
-                }
+        while true {
+            let chunk = try contents(of: file, from: offset + bytes.count, upTo: chunkSize)
+            if bytes.isEmpty {
+                bytes = chunk
+            } else {
+                bytes += chunk
             }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<min(Int(count), limit - bytes.count)])
-            position += Int(count)
+            if chunk.count < chunkSize { return bytes }
         }
-        return bytes
     }
 
     /// The first `limit` bytes of the file from `offset`, or fewer if it ends first.

@@ -215,10 +215,20 @@ struct FileSystem: Sendable {
     /// The files in the folder of `paths` whose names begin with one of theirs and `infix`.
     private func files(beside paths: [String], namedAfterThemWith infix: String) -> [String] {
         guard let first = paths.first else { return [] }
-        let directory = (first as NSString).deletingLastPathComponent
-        let prefixes = paths.map { ($0 as NSString).lastPathComponent + infix }
+        let directory = Self.split(first).directory
+        let prefixes = paths.map { Self.split($0).name + infix }
         return (try? fileNames(in: directory))?.filter { name in prefixes.contains(where: name.hasPrefix) }
-            .map { (directory as NSString).appendingPathComponent($0) } ?? []
+            .map { directory == "/" ? "/" + $0 : directory + "/" + $0 } ?? []
+    }
+
+    /// A file's path split at its last `/`: its folder (`.` when it names none) and its name.
+    ///
+    /// The path of a file, never of a folder ending in `/`: `NSString`'s path methods, which
+    /// handle those too, cost more than listing the folder, on every open.
+    static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (".", path) }
+        let name = String(path[path.index(after: slash)...])
+        return (slash == path.startIndex ? "/" : String(path[..<slash]), name)
     }
 
     /// The names of the entries of the folder at `path`, but `.` and `..`.

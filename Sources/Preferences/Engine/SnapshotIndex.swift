@@ -27,7 +27,12 @@ final class SnapshotIndex: Sendable {
     /// what comparing strings would.
     private let keysAreASCII: Bool
     /// Each key's record, for lookups that bytes cannot answer; made when first needed.
-    private let positions = Locked<[ResolvedKey: Int]?>(nil)
+    ///
+    /// A ``KeyTable``, not a dictionary: a dictionary keyed by ``ResolvedKey`` has the runtime
+    /// search every loaded library for the key's conformance to `Hashable` the first time in a
+    /// process, which costs more than opening a store of 10,000 keys. A table finds a key as a
+    /// dictionary does, by the hash of its strings and `==`.
+    private let positions = Locked<KeyTable<Int>?>(nil)
 
     /// How the index finds the record at each position, in order of key.
     private enum Layout {
@@ -357,8 +362,7 @@ final class SnapshotIndex: Sendable {
     private func positionByEquality(of key: ResolvedKey) -> Int? {
         positions.withLock { positions in
             if positions == nil {
-                var made: [ResolvedKey: Int] = [:]
-                made.reserveCapacity(count)
+                var made = KeyTable<Int>(minimumCapacity: count)
                 forEachRecord { position, key, _ in
                     if let key {
                         made[key] = position
