@@ -74,24 +74,22 @@ extension FileSystem {
 
     /// The bytes of the file from `offset` to its end, or the first `limit` of them.
     ///
-    /// With a limit, read straight into an array of that size; without one, in chunks to the end.
+    /// With a limit, read straight into an array of that size; without one, into an array of the
+    /// size the file has, then to its end if it grew.
     func contents(of file: OpenFile, from offset: Int, limit: Int = .max) throws(PreferencesError) -> [UInt8] {
         if limit < .max {
             return try contents(of: file, from: offset, upTo: limit)
         }
-        // In chunks read straight into the array's memory: a chunk set to zeros first would cost
-        // more than reading a small log.
-        let chunkSize = 64 * 1024
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try contents(of: file, from: offset + bytes.count, upTo: chunkSize)
-            if bytes.isEmpty {
-                bytes = chunk
-            } else {
-                bytes += chunk
-            }
-            if chunk.count < chunkSize { return bytes }
+        // As many bytes as the file holds now, read straight into the array's memory, and then
+        // whatever it grew by meanwhile: reading in chunks would copy a long log again with each.
+        let size = try status(of: file).size
+        var bytes = try contents(of: file, from: offset, upTo: max(size - offset, 0) + 1)
+        while bytes.count > max(size - offset, 0) {
+            let more = try contents(of: file, from: offset + bytes.count, upTo: 64 * 1024)
+            if more.isEmpty { return bytes }
+            bytes += more
         }
+        return bytes
     }
 
     /// The first `limit` bytes of the file from `offset`, or fewer if it ends first.

@@ -108,6 +108,9 @@ enum LogFile {
     /// torn or damaged as the type's discussion says.
     static func records(in bytes: [UInt8], from offset: Int, after sequence: UInt64, committedEnd: Int?) -> Replay {
         var replay = Replay(validEnd: offset, lastSequence: sequence)
+        // Room for records of the smallest common size, a write of one small value: growing the
+        // array one doubling at a time would copy every record of a long log a dozen times.
+        replay.records.reserveCapacity(max(bytes.count - offset, 0) / 64)
         func add(_ record: Record) {
             if let next = record.sequence {
                 if next > replay.lastSequence + 1 {
