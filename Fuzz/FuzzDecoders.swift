@@ -30,12 +30,15 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     // A table of records, fed directly: the frame that ends the input, read as one. Whatever its
-    // offsets say, no lookup, listing or walk may read outside the records.
+    // offsets say, no lookup, listing or walk may read outside the records; where it places every
+    // record once in order, each entry is found where decoding all of them puts it.
     if let tableOffset = frameEndingTheInput(bytes),
         let index = SnapshotIndex(verified: FileBytes(copying: bytes), recordsFrom: 0, tableAt: tableOffset)
     {
-        for key in index.decodeAll().entries.keys {
-            _ = index.value(for: key)
+        let placesEveryRecord = index.tablePlacesEveryRecord()
+        for (key, value) in index.decodeAll().entries {
+            let found = index.value(for: key)
+            precondition(!placesEveryRecord || found == value)
         }
         _ = index.changes(to: index)
     }

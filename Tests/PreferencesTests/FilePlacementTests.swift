@@ -142,4 +142,27 @@ struct FilePlacementTests {
         #expect(error?.description.contains("Permission denied") == true)
         #expect(try PreferencesStore(fileURL: directory.storeURL)[counter] == 1)
     }
+
+    /// A store's path is split into its folder and its name as `NSString` splits a file's path,
+    /// except that a bare name lies in the current folder, `.`, where a temporary file beside it is
+    /// found.
+    @Test(arguments: [
+        ("/tmp/a/preferences.store", "/tmp/a", "preferences.store"),
+        ("/preferences.store", "/", "preferences.store"),
+        ("relative/preferences.store", "relative", "preferences.store"),
+        ("preferences.store", ".", "preferences.store"),
+        ("/tmp/a/", "/tmp/a", ""),
+    ])
+    func aPathSplitsIntoItsFolderAndName(path: String, folder: String, name: String) {
+        let split = FileSystem.split(path)
+        #expect(split.directory == folder)
+        #expect(split.name == name)
+        #expect(FileSystem.folder(of: path) == folder)
+        if !name.isEmpty {
+            #expect(FileSystem.path(of: name, in: folder) == (folder == "." ? "./" + name : path))
+        }
+        if folder != "." && !name.isEmpty {
+            #expect(folder == (path as NSString).deletingLastPathComponent)
+        }
+    }
 }

@@ -29,15 +29,6 @@ struct SnapshotIndexTests {
         return entries
     }
 
-    /// The index of a snapshot the library wrote, found through its table as opening finds it.
-    private static func index(_ bytes: [UInt8]) -> SnapshotIndex? {
-        guard case .valid(let header) = FileHeader.check(Array(bytes.prefix(FileHeader.size)), expecting: .snapshot),
-            header.tableOffset != 0
-        else { return nil }
-        return SnapshotIndex(
-            verified: FileBytes(copying: bytes), recordsFrom: FileHeader.size, tableAt: Int(header.tableOffset))
-    }
-
     /// The fast path that indexes the common records straight from the bytes finds exactly what
     /// the checking reader finds, or leaves the record to it: on records of every kind of key and
     /// value, strings either side of 128 bytes, each record also cut short at every length, and
@@ -97,12 +88,13 @@ struct SnapshotIndexTests {
         #expect(plainRecords > 100, "\(plainRecords) records took the fast path")
     }
 
-    /// With keys all ASCII, a lookup is a binary search over bytes; with some not, a dictionary's.
-    @Test(arguments: [true, false])
-    func everyLookupFindsWhatDecodingTheWholeSnapshotFinds(asciiOnly: Bool) throws {
+    /// With keys all ASCII, a lookup is a binary search over bytes; with some not, a dictionary's;
+    /// through the table, or over the records a snapshot in format 1 was indexed by.
+    @Test(arguments: [true, false], SnapshotLayout.allCases)
+    func everyLookupFindsWhatDecodingTheWholeSnapshotFinds(asciiOnly: Bool, layout: SnapshotLayout) throws {
         let entries = Self.sampleEntries(count: 300, seed: 0x1D3, asciiOnly: asciiOnly)
-        let bytes = SnapshotFile.encode(entries, generation: 4)
-        let index = try #require(Self.index(bytes))
+        let bytes = layout.bytes(of: SnapshotFile.encode(entries, generation: 4))
+        let index = try #require(SnapshotLayout.index(of: bytes))
         #expect(index.count == entries.count)
         for (key, value) in entries {
             #expect(index.value(for: key) == value, "\(key)")
@@ -114,11 +106,11 @@ struct SnapshotIndexTests {
         #expect(contents.entries.all == entries)
     }
 
-    @Test(arguments: [true, false])
-    func aKeyTheSnapshotDoesNotHoldIsNotFound(asciiOnly: Bool) throws {
+    @Test(arguments: [true, false], SnapshotLayout.allCases)
+    func aKeyTheSnapshotDoesNotHoldIsNotFound(asciiOnly: Bool, layout: SnapshotLayout) throws {
         let entries = Self.sampleEntries(count: 100, seed: 0xAB5E, asciiOnly: asciiOnly)
         let index = try #require(
-            Self.index(SnapshotFile.encode(entries, generation: 1)))
+            SnapshotLayout.index(of: layout.bytes(of: SnapshotFile.encode(entries, generation: 1))))
         // Before the first key, after the last, between two, and near misses of every stored key:
         // the same name elsewhere, and names one character longer or shorter.
         var absent = [
@@ -137,28 +129,32 @@ struct SnapshotIndexTests {
 
     /// Keys compare as strings do: a key stored in one form is found by a canonically equivalent
     /// one, as a dictionary finds it, whichever of them is ASCII.
-    @Test(arguments: [
-        ("Key", "\u{212A}ey"),  // the Kelvin sign is canonically a "K"
-        ("\u{212A}ey", "Key"),
-        ("caf\u{E9}", "cafe\u{301}"),  // "é" as one scalar, and as "e" and a combining accent
-        ("cafe\u{301}", "caf\u{E9}"),
-    ])
-    func aKeyIsFoundByACanonicallyEquivalentKey(stored: String, lookedUp: String) throws {
+    @Test(
+        arguments: [
+            ("Key", "\u{212A}ey"),  // the Kelvin sign is canonically a "K"
+            ("\u{212A}ey", "Key"),
+            ("caf\u{E9}", "cafe\u{301}"),  // "é" as one scalar, and as "e" and a combining accent
+            ("cafe\u{301}", "caf\u{E9}"),
+        ], SnapshotLayout.allCases)
+    func aKeyIsFoundByACanonicallyEquivalentKey(names: (stored: String, lookedUp: String), layout: SnapshotLayout)
+        throws
+    {
+        let (stored, lookedUp) = names
         let entries: [ResolvedKey: StoredValue] = [
             ResolvedKey(namespace: "app", name: stored): .signed(1),
             ResolvedKey(namespace: "app", name: "other"): .signed(2),
         ]
         let index = try #require(
-            Self.index(SnapshotFile.encode(entries, generation: 1)))
+            SnapshotLayout.index(of: layout.bytes(of: SnapshotFile.encode(entries, generation: 1))))
         let key = ResolvedKey(namespace: "app", name: lookedUp)
         #expect(entries[key] == .signed(1), "a dictionary finds it")
         #expect(index.value(for: key) == .signed(1))
         #expect(index.value(for: ResolvedKey(namespace: "app", name: "other")) == .signed(2))
     }
 
-    @Test func anEmptySnapshotIsAnEmptyIndex() throws {
-        let index = try #require(
-            Self.index(SnapshotFile.encode([:], generation: 1)))
+    @Test(arguments: SnapshotLayout.allCases)
+    func anEmptySnapshotIsAnEmptyIndex(layout: SnapshotLayout) throws {
+        let index = try #require(SnapshotLayout.index(of: layout.bytes(of: SnapshotFile.encode([:], generation: 1))))
         #expect(index.count == 0)
         #expect(index.value(for: ResolvedKey(namespace: "app", name: "a")) == nil)
     }
@@ -226,15 +222,16 @@ struct SnapshotIndexTests {
     /// does, finds the value and says where it lies; the records around it are read.
     @Test(
         arguments: [[0xEE], [1, 2], [6, 2, 0xC3, 0x28], [10, 5], [11, 2, 1, 0x6B, 1, 1, 1, 0x6B, 1, 0], [1, 1, 0]]
-            as [[UInt8]])
-    func aValueThatWouldNotDecodeReadsAsNoneAndIsFoundWhenTakenIn(value: [UInt8]) throws {
+            as [[UInt8]], SnapshotLayout.allCases)
+    func aValueThatWouldNotDecodeReadsAsNoneAndIsFoundWhenTakenIn(value: [UInt8], layout: SnapshotLayout) throws {
         var bad = HandWrittenSnapshot.payloadSetting(namespace: "app", name: "broken").bytes
         bad += value
         let a = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "a"), value: .signed(1))])
         let z = Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: "z"), value: .signed(2))])
         let bytes = HandWrittenSnapshot.file(
             frames: HandWrittenSnapshot.frames([a]) + HandWrittenSnapshot.frame(payload: bad)
-                + HandWrittenSnapshot.frames([z]))
+                + HandWrittenSnapshot.frames([z]),
+            layout: layout)
         let contents = try SnapshotFile.decode(bytes)
         #expect(contents.damage == nil)
         #expect(contents.entries[ResolvedKey(namespace: "app", name: "broken")] == nil)
@@ -248,7 +245,8 @@ struct SnapshotIndexTests {
         let takenIn = entries.takeInSnapshot()
         let unreadable = try #require(takenIn)
         // The bad value is the last bytes of its frame, which the frame of `z` follows.
-        let frameOfZ = bytes.count - HandWrittenSnapshot.frames([z]).count
+        let frameOfZ =
+            FileHeader.size + HandWrittenSnapshot.frames([a]).count + HandWrittenSnapshot.frame(payload: bad).count
         #expect(unreadable.ranges == [(frameOfZ - value.count)..<frameOfZ])
         #expect(unreadable.file.array == bytes)
         #expect(entries.all == expected)
@@ -258,7 +256,8 @@ struct SnapshotIndexTests {
 
     /// A value that does not decode reads as none, in the changes between two snapshots too: its
     /// coming or going is no change, and a value that decodes where it did not is one.
-    @Test func aValueThatDoesNotDecodeIsNoValueInTheChangesBetweenSnapshots() throws {
+    @Test(arguments: SnapshotLayout.allCases)
+    func aValueThatDoesNotDecodeIsNoValueInTheChangesBetweenSnapshots(layout: SnapshotLayout) throws {
         func record(_ name: String, _ value: Int64) -> [UInt8] {
             HandWrittenSnapshot.frames([
                 Record(changes: [EntryChange(key: ResolvedKey(namespace: "app", name: name), value: .signed(value))])
@@ -270,15 +269,13 @@ struct SnapshotIndexTests {
             return HandWrittenSnapshot.frame(payload: payload.bytes)
         }
         let old = try #require(
-            SnapshotIndex(
-                verified: HandWrittenSnapshot.file(
-                    frames: record("a", 1) + unreadable("b") + record("c", 3) + unreadable("e")),
-                from: FileHeader.size))
+            SnapshotLayout.index(
+                of: HandWrittenSnapshot.file(
+                    frames: record("a", 1) + unreadable("b") + record("c", 3) + unreadable("e"), layout: layout)))
         let new = try #require(
-            SnapshotIndex(
-                verified: HandWrittenSnapshot.file(
-                    frames: record("a", 1) + record("c", 4) + unreadable("d") + record("e", 5)),
-                from: FileHeader.size))
+            SnapshotLayout.index(
+                of: HandWrittenSnapshot.file(
+                    frames: record("a", 1) + record("c", 4) + unreadable("d") + record("e", 5), layout: layout)))
         let changes = try #require(old.changes(to: new))
         let byKey = Dictionary(uniqueKeysWithValues: changes.map { ($0.key.name, $0.value) })
         #expect(byKey == ["c": .signed(4), "e": .signed(5)])

@@ -5,35 +5,53 @@ import Testing
 @testable import Preferences
 
 /// A snapshot ends with a table of where each record starts, which opening trusts once the body's
-/// checksum matches: a table that names records wrongly never makes a lookup read outside the
-/// records, a damaged table costs no entry, and a snapshot from before tables opens as it did.
+/// checksum matches: a table that places records wrongly never makes a lookup read outside the
+/// records, costs no entry once the snapshot is taken in, and is reported; a damaged table costs no
+/// entry; and a snapshot from before tables opens as it did.
 struct SnapshotTableTests {
     /// Twenty entries, `app:key0` to `app:key19`, holding their numbers.
     private static let entries: [ResolvedKey: StoredValue] = Dictionary(
         uniqueKeysWithValues: (0..<20).map { (ResolvedKey(namespace: "app", name: "key\($0)"), .signed(Int64($0))) })
 
+    /// The keys in the order the snapshot holds them.
+    private static let keysInOrder = entries.keys.sorted()
+
     private static func header(of bytes: [UInt8]) throws -> FileHeader {
-        guard case .valid(let header) = FileHeader.check(Array(bytes.prefix(FileHeader.size)), expecting: .snapshot)
-        else { throw CocoaError(.fileReadCorruptFile) }
-        return header
+        try #require(SnapshotLayout.header(of: bytes))
     }
 
     /// `bytes` with the body changed by `change` and the header made to match it again, as only a
     /// writer other than this library's would leave a snapshot.
-    private static func resealed(_ bytes: [UInt8], version: Int? = nil, tableOffset: UInt32? = nil, _ change: (inout [UInt8]) -> Void = { _ in }) throws -> [UInt8] {
+    private static func resealed(_ bytes: [UInt8], _ change: (inout [UInt8]) -> Void) throws -> [UInt8] {
         let old = try header(of: bytes)
         var body = Array(bytes[FileHeader.size...])
         change(&body)
         let header = FileHeader(
-            kind: .snapshot, version: version, generation: old.generation, bodyLength: UInt64(body.count),
-            bodyChecksum: CRC32C.checksum(body[...]), tableOffset: tableOffset ?? old.tableOffset)
+            kind: .snapshot, generation: old.generation, bodyLength: UInt64(body.count),
+            bodyChecksum: CRC32C.checksum(body[...]), tableOffset: old.tableOffset)
         return header.encoded() + body
     }
 
-    /// Where the offset of the record at `position` lies in the snapshot's body.
-    private static func tableEntry(_ position: Int, in bytes: [UInt8]) throws -> Int {
+    /// Where the table's offset of the record at `position` lies in the snapshot's body.
+    private static func tableEntry(_ position: Int, in bytes: [UInt8]) throws -> Range<Int> {
         let tableOffset = Int(try header(of: bytes).tableOffset)
-        return tableOffset - FileHeader.size + RecordFrame.headerSize + SnapshotTable.headerSize + 4 * position
+        let start = tableOffset - FileHeader.size + RecordFrame.headerSize + SnapshotTable.headerSize + 4 * position
+        return start..<(start + 4)
+    }
+
+    /// The offset the table gives the record at `position`.
+    private static func offset(_ position: Int, in bytes: [UInt8]) throws -> UInt32 {
+        let entry = try tableEntry(position, in: bytes)
+        return bytes[(entry.lowerBound + FileHeader.size)..<(entry.upperBound + FileHeader.size)].reversed()
+            .reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// `bytes` with the table's entry for `position` set to `offset`.
+    private static func placing(_ position: Int, at offset: UInt32, in bytes: [UInt8]) throws -> [UInt8] {
+        let entry = try tableEntry(position, in: bytes)
+        return try resealed(bytes) { body in
+            withUnsafeBytes(of: offset.littleEndian) { body.replaceSubrange(entry, with: $0) }
+        }
     }
 
     @Test func aSnapshotIsWrittenWithATableOfEveryRecordInOrderOfKey() throws {
@@ -43,46 +61,126 @@ struct SnapshotTableTests {
         let table = try #require(RecordFrame.payload(in: bytes, at: Int(header.tableOffset), verifyChecksum: true))
         #expect(table.upperBound == bytes.count, "the table ends the file")
         var reader = ByteReader(bytes, range: table)
-        #expect(try reader.readByte() == SnapshotTable.keysAreASCII)
+        #expect(try reader.readByte() == 1, "every key is ASCII")
         #expect(try reader.readUInt32() == 20)
         var names: [String] = []
+        var expectedOffset = FileHeader.size
         while !reader.isAtEnd {
-            let (record, _) = try #require(RecordFrame.record(in: bytes, at: Int(try reader.readUInt32())))
+            let offset = Int(try reader.readUInt32())
+            #expect(offset == expectedOffset, "each record starts where the one before it ends")
+            let (record, next) = try #require(RecordFrame.record(in: bytes, at: offset))
             names.append(record.changes[0].key.name)
+            expectedOffset = next
         }
-        #expect(names == Self.entries.keys.map(\.name).sorted())
+        #expect(expectedOffset == Int(header.tableOffset))
+        #expect(names == Self.keysInOrder.map(\.name))
+        #expect(try #require(SnapshotLayout.index(of: bytes)).tablePlacesEveryRecord())
     }
 
-    /// An offset past the records, into the header, or into the middle of a record: each reads as
-    /// no value, the other keys are found, and taking the snapshot in reports the table's entry.
-    @Test(arguments: [UInt32.max, 3, 0, 1])
-    func aTableEntryThatNamesNoRecordReadsAsNoValueAndIsReported(offset: UInt32) throws {
+    /// Where a wrong offset points.
+    enum WrongOffset: CaseIterable {
+        case pastTheRecords, intoTheHeader, intoAFrame, atTheLastRecordsLastByte
+    }
+
+    /// An offset that places no record reads as no value, the other keys are found, and taking the
+    /// snapshot in reads every record as it lies and reports the table.
+    @Test(arguments: WrongOffset.allCases)
+    func aTableEntryThatPlacesNoRecordReadsAsNoValueAndIsReported(wrong: WrongOffset) throws {
         let bytes = SnapshotFile.encode(Self.entries, generation: 2)
-        let position = 5
-        let entry = try Self.tableEntry(position, in: bytes)
-        // 0 and 1 stand for the first record's frame and one byte into it; 3 for the header.
-        let first = Int(try Self.header(of: bytes).tableOffset) - 1
-        let target: UInt32 =
-            switch offset {
-            case 0: UInt32(FileHeader.size + 1)
-            case 1: UInt32(first)
-            default: offset
+        let tableOffset = UInt32(try Self.header(of: bytes).tableOffset)
+        let offset: UInt32 =
+            switch wrong {
+            case .pastTheRecords: .max
+            case .intoTheHeader: 3
+            case .intoAFrame: UInt32(FileHeader.size + 1)
+            case .atTheLastRecordsLastByte: tableOffset - 1
             }
-        let damaged = try Self.resealed(bytes) { body in
-            withUnsafeBytes(of: target.littleEndian) { body.replaceSubrange(entry..<(entry + 4), with: $0) }
-        }
-        let contents = try SnapshotFile.decode(damaged)
+        let position = 5
+        let contents = try SnapshotFile.decode(try Self.placing(position, at: offset, in: bytes))
         #expect(contents.damage == nil, "the checksum matches: only another writer leaves this")
-        let lost = Self.entries.keys.sorted()[position]
+        let lost = Self.keysInOrder[position]
         #expect(contents.entries[lost] == nil)
         for (key, value) in Self.entries where key != lost {
             #expect(contents.entries[key] == value, "\(key)")
         }
-        var takenIn = contents.entries
+        try expectTakenInWhole(contents.entries, table: Int(tableOffset)..<bytes.count)
+    }
+
+    /// Taking `entries` in finds every entry, from the records as they lie, and reports the table.
+    private func expectTakenInWhole(_ entries: StoredEntries, table: Range<Int>) throws {
+        var takenIn = entries
         let reported = takenIn.takeInSnapshot()
         let unreadable = try #require(reported)
-        #expect(unreadable.ranges == [(FileHeader.size + entry)..<(FileHeader.size + entry + 4)])
-        #expect(takenIn.all.count == Self.entries.count - 1)
+        #expect(unreadable.tableIsWrong)
+        #expect(unreadable.ranges == [table])
+        #expect(unreadable.report(besides: 20).reason.contains("table"))
+        #expect(takenIn.all == Self.entries)
+    }
+
+    /// Tables that place only records, but not each once in order, are found when taken in.
+    ///
+    /// One record twice, one left out, two swapped. Lookups may miss what the table misplaces;
+    /// taking the snapshot in does not.
+    @Test func aTableThatPlacesRecordsWronglyIsFoundWhenTakenIn() throws {
+        let bytes = SnapshotFile.encode(Self.entries, generation: 2)
+        let tableOffset = Int(try Self.header(of: bytes).tableOffset)
+        let table = tableOffset..<bytes.count
+        let twice = try Self.placing(5, at: try Self.offset(4, in: bytes), in: bytes)
+        let swapped = try Self.placing(
+            4, at: try Self.offset(5, in: bytes), in: try Self.placing(5, at: try Self.offset(4, in: bytes), in: bytes))
+        // The last entry dropped from the table, its count and frame made to match.
+        let shorter = try Self.resealed(bytes) { body in
+            let start = tableOffset - FileHeader.size
+            var payload = Array(body[(start + RecordFrame.headerSize)...].dropLast(4))
+            payload.replaceSubrange(1..<5, with: withUnsafeBytes(of: UInt32(19).littleEndian, Array.init))
+            body.replaceSubrange(start..., with: HandWrittenSnapshot.frame(payload: payload))
+        }
+        for (name, wrong) in [("twice", twice), ("swapped", swapped), ("shorter", shorter)] {
+            let contents = try SnapshotFile.decode(wrong)
+            #expect(contents.damage == nil, "\(name)")
+            let index = try #require(SnapshotLayout.index(of: wrong))
+            #expect(!index.tablePlacesEveryRecord(), "\(name)")
+            try expectTakenInWhole(contents.entries, table: table.lowerBound..<wrong.count)
+        }
+    }
+
+    /// Comparing two snapshots walks their tables in order: a table that does not place every
+    /// record once in order is noticed, and every entry compared instead.
+    @Test func aTableOutOfOrderIsNoticedWhenTwoSnapshotsAreCompared() throws {
+        let bytes = SnapshotFile.encode(Self.entries, generation: 2)
+        let swapped = try Self.placing(
+            4, at: try Self.offset(5, in: bytes), in: try Self.placing(5, at: try Self.offset(4, in: bytes), in: bytes))
+        let old = try SnapshotFile.decode(swapped).entries
+        var changed = Self.entries
+        changed[ResolvedKey(namespace: "app", name: "key7")] = .signed(70)
+        let new = try SnapshotFile.decode(SnapshotFile.encode(changed, generation: 3)).entries
+        let oldIndex = try #require(SnapshotLayout.index(of: swapped))
+        let newIndex = try #require(SnapshotLayout.index(of: SnapshotFile.encode(changed, generation: 3)))
+        #expect(oldIndex.changes(to: newIndex) == nil)
+        #expect(
+            old.changes(to: new) == [EntryChange(key: ResolvedKey(namespace: "app", name: "key7"), value: .signed(70))])
+    }
+
+    /// A store whose snapshot's table places records wrongly: its compaction keeps a copy, reports
+    /// the table, and writes every entry in a snapshot whose table is right.
+    @Test func aCompactionRewritesATableThatPlacesRecordsWrongly() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = SnapshotFile.encode(Self.entries, generation: 2)
+        let twice = try Self.placing(5, at: try Self.offset(4, in: bytes), in: bytes)
+        try Data(twice).write(to: directory.storeURL)
+        try Data(LogFile.start(generation: 2, lockStamp: 0)).write(to: directory.logURL)
+        let store = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(store.errorChannel.takeBacklog().isEmpty)
+        try store.compact()
+        let reported = store.errorChannel.takeBacklog()
+        #expect(reported.map(\.code) == [.damagedFile])
+        #expect(reported.first?.description.contains("table") == true)
+        #expect(try directory.fileNames().contains { $0.hasPrefix("preferences.store.damaged-") })
+        let reopened = try PreferencesStore(fileURL: directory.storeURL)
+        #expect(reopened.errorChannel.takeBacklog().isEmpty)
+        for index in 0..<20 {
+            #expect(reopened[PreferenceKey<Int>("key\(index)", default: -1)] == index)
+        }
     }
 
     /// A table whose length does not match its count is no table: the records are read whole.
@@ -91,16 +189,16 @@ struct SnapshotTableTests {
         let countAt = Int(try Self.header(of: bytes).tableOffset) - FileHeader.size + RecordFrame.headerSize + 1
         let damaged = try Self.resealed(bytes) { body in
             body[countAt] += 1
-            // The table's own frame checksum is not what opening checks; the body's is.
         }
         let contents = try SnapshotFile.decode(damaged)
         #expect(contents.damage == nil)
         #expect(contents.entries.all == Self.entries)
     }
 
-    /// A flipped bit in the table is damage to the table alone: every record is recovered, and
-    /// the table's bytes are the range reported. A flipped bit in a record reports that record,
-    /// not the table.
+    /// A flipped bit in the table is damage to the table alone.
+    ///
+    /// Every record is recovered, and the table's bytes are the range reported, whether or not the
+    /// header that places it verifies. A flipped bit in a record reports that record, not the table.
     @Test func damageToTheTableCostsNoEntry() throws {
         let bytes = SnapshotFile.encode(Self.entries, generation: 2)
         let tableOffset = Int(try Self.header(of: bytes).tableOffset)
@@ -117,33 +215,19 @@ struct SnapshotTableTests {
         let damage = try #require(try SnapshotFile.decode(damaged).damage)
         #expect(damage.damagedRanges.allSatisfy { $0.upperBound <= tableOffset })
         #expect(damage.recoveredRecords == Self.entries.count - 1)
-    }
-
-    /// Keys out of order in the table, which only another writer leaves: comparing two snapshots
-    /// walks them in order, notices, and compares every entry instead.
-    @Test func aTableOutOfOrderIsNoticedWhenTwoSnapshotsAreCompared() throws {
-        let bytes = SnapshotFile.encode(Self.entries, generation: 2)
-        let (a, b) = (try Self.tableEntry(3, in: bytes), try Self.tableEntry(4, in: bytes))
-        let swapped = try Self.resealed(bytes) { body in
-            let first = Array(body[a..<(a + 4)])
-            body.replaceSubrange(a..<(a + 4), with: body[b..<(b + 4)])
-            body.replaceSubrange(b..<(b + 4), with: first)
-        }
-        let old = try SnapshotFile.decode(swapped).entries
-        var changed = Self.entries
-        changed[ResolvedKey(namespace: "app", name: "key7")] = .signed(70)
-        let new = try SnapshotFile.decode(SnapshotFile.encode(changed, generation: 3)).entries
-        #expect(old.changes(to: new) == [EntryChange(key: ResolvedKey(namespace: "app", name: "key7"), value: .signed(70))])
+        // A damaged header: the table that ends the file is found, and not taken for a record.
+        var header = bytes
+        header[9] ^= 0x01
+        let salvaged = try SnapshotFile.decode(header)
+        #expect(salvaged.entries.all == Self.entries)
+        #expect(try #require(salvaged.damage).damagedRanges == [0..<FileHeader.size])
     }
 
     /// A store written before snapshots had tables (format 1) opens and reads, and its next
     /// compaction writes a snapshot with a table.
     @Test func aSnapshotWithoutATableOpensAndIsRewrittenWithOne() throws {
-        let withTable = SnapshotFile.encode(Self.entries, generation: 3)
-        let tableOffset = Int(try Self.header(of: withTable).tableOffset)
-        let formatOne = try Self.resealed(withTable, version: 1, tableOffset: 0) { body in
-            body.removeSubrange((tableOffset - FileHeader.size)...)
-        }
+        let formatOne = SnapshotLayout.formatOne.bytes(of: SnapshotFile.encode(Self.entries, generation: 3))
+        #expect(try Self.header(of: formatOne).version == 1)
         let contents = try SnapshotFile.decode(formatOne)
         #expect(contents.damage == nil)
         #expect(contents.entries.all == Self.entries)

@@ -203,7 +203,7 @@ struct StoredEntries: Sendable {
     @discardableResult
     mutating func takeInSnapshot() -> UnreadableValues? {
         guard let snapshot else { return nil }
-        var (decoded, unreadable) = snapshot.decodeAll()
+        var (decoded, unreadable, tableIsWrong) = snapshot.decodeAll()
         for key in removed {
             decoded.removeValue(forKey: key)
         }
@@ -220,13 +220,31 @@ struct StoredEntries: Sendable {
         keyOrderIsCurrent = false
         self.snapshot = nil
         removed = []
-        return unreadable.isEmpty ? nil : UnreadableValues(file: snapshot.file, ranges: unreadable)
+        guard !unreadable.isEmpty else { return nil }
+        return UnreadableValues(file: snapshot.file, ranges: unreadable, tableIsWrong: tableIsWrong)
     }
 
     /// Values of a snapshot that did not decode: where they lie in its file, and the file.
     struct UnreadableValues {
         var file: FileBytes
         var ranges: [Range<Int>]
+        /// Whether the snapshot's table does not place its records as they lie: its bytes are the
+        /// first of `ranges`, and the entries are those of the records themselves.
+        var tableIsWrong = false
+
+        /// What a report of them says.
+        func report(besides recovered: Int) -> DamageReport {
+            let valuesDoNotDecode = "values in the snapshot verified but do not decode; a compaction leaves them out"
+            guard tableIsWrong else {
+                return DamageReport(
+                    recoveredRecords: recovered, damagedRanges: ranges, reason: valuesDoNotDecode, copyPath: nil)
+            }
+            var reason = "the snapshot's table does not place its records as they lie; a compaction writes it again"
+            if ranges.count > 1 {
+                reason += ", and " + valuesDoNotDecode
+            }
+            return DamageReport(recoveredRecords: recovered, damagedRanges: ranges, reason: reason, copyPath: nil)
+        }
     }
 }
 

@@ -108,7 +108,7 @@ extension FileEngine {
             let file = DamagedFile(
                 path: location,
                 bytes: unreadable.file.array,
-                damage: .unreadableValues(at: unreadable.ranges, besides: state.entries.countUpperBound)
+                damage: unreadable.report(besides: state.entries.countUpperBound)
             )
             guard keepCopy(of: file, &state, reporting: &problems) else { throw refusal(state) }
         }

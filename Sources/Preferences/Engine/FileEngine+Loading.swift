@@ -50,7 +50,7 @@ extension FileEngine {
         var refusal: String?
         var lockFileNeedsRoom = false
         do throws(PreferencesError) {
-            try fileSystem.createDirectory(at: (path as NSString).deletingLastPathComponent)
+            try fileSystem.createDirectory(at: FileSystem.folder(of: path))
             lockFile = try LockFile(path: path + ".lock", fileSystem: fileSystem, ownedLike: [path, path + ".log"])
         } catch {
             // The values can still be read, but not written without the lock.

@@ -48,9 +48,8 @@ extension FileSystem {
     ///
     /// There another user can make a file at a path before its owner does, or a link in its place.
     func isSharedFolder(holding path: String) -> Bool {
-        let folder = (path as NSString).deletingLastPathComponent
         var status = stat()
-        guard stat(folder.isEmpty ? "." : folder, &status) == 0 else { return false }
+        guard stat(FileSystem.folder(of: path), &status) == 0 else { return false }
         return status.st_mode & S_IWOTH != 0 && status.st_mode & S_ISVTX != 0
     }
 
@@ -71,8 +70,7 @@ extension FileSystem {
             if destination.hasPrefix("/") {
                 resolved = destination
             } else {
-                let directory = (resolved as NSString).deletingLastPathComponent
-                resolved = directory.isEmpty ? destination : directory + "/" + destination
+                resolved = FileSystem.path(of: destination, in: FileSystem.folder(of: resolved))
             }
         }
         return resolved

@@ -163,7 +163,7 @@ struct FileSystem: Sendable {
         ownedLike template: String,
         persistence: Persistence = .flushed
     ) throws(PreferencesError) -> PreferencesError? {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FileSystem.folder(of: path)
         try createDirectory(at: directory)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try writeNewFile(
@@ -187,7 +187,7 @@ struct FileSystem: Sendable {
     /// Removes a file, if there is one, and syncs its directory.
     func removeFile(at path: String) throws(PreferencesError) {
         guard try check(.remove, path, allowing: ENOENT, { unlink(path) }) == 0 else { return }
-        try syncDirectory((path as NSString).deletingLastPathComponent)
+        try syncDirectory(FileSystem.folder(of: path))
     }
 
     /// Writes a file that must not exist yet, owned like `template`, and syncs it and its directory.
@@ -215,20 +215,30 @@ struct FileSystem: Sendable {
     /// The files in the folder of `paths` whose names begin with one of theirs and `infix`.
     private func files(beside paths: [String], namedAfterThemWith infix: String) -> [String] {
         guard let first = paths.first else { return [] }
-        let directory = Self.split(first).directory
+        let directory = Self.folder(of: first)
         let prefixes = paths.map { Self.split($0).name + infix }
         return (try? fileNames(in: directory))?.filter { name in prefixes.contains(where: name.hasPrefix) }
-            .map { directory == "/" ? "/" + $0 : directory + "/" + $0 } ?? []
+            .map { Self.path(of: $0, in: directory) } ?? []
     }
 
-    /// A file's path split at its last `/`: its folder (`.` when it names none) and its name.
+    /// A path split at its last `/`: the folder (`.` when it names none, `/` for the root) and the
+    /// name in it, empty for a path ending in `/`.
     ///
-    /// The path of a file, never of a folder ending in `/`: `NSString`'s path methods, which
-    /// handle those too, cost more than listing the folder, on every open.
+    /// Not `NSString`'s path methods: they cost more than listing the folder, on every open.
     static func split(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (".", path) }
         let name = String(path[path.index(after: slash)...])
         return (slash == path.startIndex ? "/" : String(path[..<slash]), name)
+    }
+
+    /// The folder a path names its file in (see ``split(_:)``).
+    static func folder(of path: String) -> String {
+        split(path).directory
+    }
+
+    /// The path of the file named `name` in `folder`.
+    static func path(of name: String, in folder: String) -> String {
+        folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
 
     /// The names of the entries of the folder at `path`, but `.` and `..`.
@@ -321,7 +331,7 @@ struct FileSystem: Sendable {
     private func createDirectory(at path: String, isStoresOwn: Bool) throws(PreferencesError) {
         var status = stat()
         if stat(path, &status) == 0 { return }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = FileSystem.folder(of: path)
         if !parent.isEmpty && parent != path {
             try createDirectory(at: parent, isStoresOwn: false)
         }
@@ -336,7 +346,7 @@ struct FileSystem: Sendable {
 
     /// Flushes the folder holding `path` to stable storage: the file's name, once created or renamed.
     func synchronizeFolder(of path: String) throws(PreferencesError) {
-        try syncDirectory((path as NSString).deletingLastPathComponent)
+        try syncDirectory(FileSystem.folder(of: path))
     }
 
     private func syncDirectory(_ path: String) throws(PreferencesError) {

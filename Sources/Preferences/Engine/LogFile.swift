@@ -108,9 +108,11 @@ enum LogFile {
     /// torn or damaged as the type's discussion says.
     static func records(in bytes: [UInt8], from offset: Int, after sequence: UInt64, committedEnd: Int?) -> Replay {
         var replay = Replay(validEnd: offset, lastSequence: sequence)
+        // Zeros to the end are allocated space: the records end where they begin.
+        let dataEnd = endOfData(bytes, from: offset)
         // Room for records of the smallest common size, a write of one small value: growing the
         // array one doubling at a time would copy every record of a long log a dozen times.
-        replay.records.reserveCapacity(max(bytes.count - offset, 0) / 64)
+        replay.records.reserveCapacity((dataEnd - offset) / 64)
         func add(_ record: Record) {
             if let next = record.sequence {
                 if next > replay.lastSequence + 1 {
@@ -126,8 +128,6 @@ enum LogFile {
             position = next
         }
         replay.validEnd = position
-        // Zeros to the end are allocated space: the records end where they begin.
-        let dataEnd = endOfData(bytes, from: position)
         guard position < dataEnd else { return replay }
         if RecordFrame.nextRecord(in: bytes, after: position) != nil {
             let before = replay.records.count

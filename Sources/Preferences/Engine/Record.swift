@@ -271,9 +271,10 @@ struct Record: Equatable, Sendable, LogContent {
     /// Takes a key of ASCII, each string shorter than 128 bytes; `nil` for any other record, valid
     /// or not, which `locateSingleSet(payload:)` then decides. The key is ASCII when it finds one.
     ///
-    /// Opening a store locates every record of its snapshot, most of them of this form: inlined,
-    /// with one check for ASCII over both lengths and both strings, it takes a fraction of what a
-    /// reader that checks and may throw at every step takes.
+    /// A lookup in a snapshot locates each record its binary search passes, and opening a snapshot
+    /// in format 1 every record, most of them of this form: inlined, with one check for ASCII over
+    /// both lengths and both strings, it takes a fraction of what a reader that checks and may
+    /// throw at every step takes.
     @inline(__always)
     static func locatePlainSingleSet(
         in buffer: UnsafeBufferPointer<UInt8>,

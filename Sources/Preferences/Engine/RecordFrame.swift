@@ -199,21 +199,24 @@ enum RecordFrame {
         var damagedRanges: [Range<Int>] = []
     }
 
-    /// Passes every record that verifies from `offset` on to `found`.
+    /// Passes every record that verifies from `offset` on, up to `end` or the end of `bytes`, to
+    /// `found`.
     ///
     /// Steps one byte at a time past bytes that do not verify; the complement in each frame keeps
     /// that linear.
     static func scan(
         _ bytes: [UInt8],
         from offset: Int,
+        to end: Int? = nil,
         headerIsDamaged: Bool,
         _ found: (Record) -> Void
     ) -> Scan {
+        let end = min(end ?? bytes.count, bytes.count)
         var scan = Scan()
         var damageStart: Int? = headerIsDamaged ? 0 : nil
         var position = offset
-        while position < bytes.count {
-            if let (record, next) = record(in: bytes, at: position) {
+        while position < end {
+            if let (record, next) = record(in: bytes, at: position), next <= end {
                 if let start = damageStart {
                     scan.damagedRanges.append(start..<position)
                     damageStart = nil
@@ -226,8 +229,8 @@ enum RecordFrame {
                 position += 1
             }
         }
-        if let start = damageStart, start < bytes.count {
-            scan.damagedRanges.append(start..<bytes.count)
+        if let start = damageStart, start < end {
+            scan.damagedRanges.append(start..<end)
         }
         return scan
     }

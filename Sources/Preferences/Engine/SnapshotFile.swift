@@ -45,25 +45,25 @@ enum SnapshotFile {
                     RecordFrame.appendEntry(key, value, to: &writer)
                 }
                 tableOffset = writer.count
-                RecordFrame.appendFrame(to: &writer) { writer in
-                    writer.append(keysAreASCII ? SnapshotTable.keysAreASCII : 0)
-                    writer.append(UInt32(truncatingIfNeeded: offsets.count))
-                    for offset in offsets {
-                        writer.append(offset)
-                    }
-                }
+                SnapshotTable.append(offsets: offsets, keysAreASCII: keysAreASCII, to: &writer)
                 count = writer.overflowed ? 0 : writer.count
             }
             capacity *= 2
         }
+        var version = FileHeader.Kind.snapshot.currentVersion
+        if bytes.count > UInt32.max {
+            // Offsets past 4 GiB do not fit the table's 32 bits: format 1, which has no table.
+            bytes.removeSubrange(tableOffset...)
+            (version, tableOffset) = (1, 0)
+        }
         let body = bytes[FileHeader.size...]
-        // A file past 4 GiB has no table that 32 bits can place: opening reads each record of it.
         let header = FileHeader(
             kind: .snapshot,
+            version: version,
             generation: generation,
             bodyLength: UInt64(body.count),
             bodyChecksum: CRC32C.checksum(body),
-            tableOffset: bytes.count <= UInt32.max ? UInt32(tableOffset) : 0
+            tableOffset: UInt32(tableOffset)
         )
         bytes.replaceSubrange(0..<FileHeader.size, with: header.encoded())
         return bytes
@@ -95,7 +95,9 @@ enum SnapshotFile {
             let index =
                 header.tableOffset == 0
                 ? SnapshotIndex(verified: file, from: FileHeader.size)
-                : SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: Int(header.tableOffset))
+                : Int(exactly: header.tableOffset).flatMap {
+                    SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: $0)
+                }
             if let index {
                 return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
             }
@@ -109,9 +111,11 @@ enum SnapshotFile {
     }
 
     /// Where the records of `bytes` end: where the header places the table, when that is among the
-    /// bytes after the header; the end of the file otherwise.
+    /// bytes after the header, or, with no header to trust, where a table that verifies ends the
+    /// file; the end of the file otherwise.
     private static func recordsEnd(of bytes: [UInt8], header: FileHeader?) -> Int {
-        guard let offset = header.map({ Int($0.tableOffset) }), offset >= FileHeader.size, offset <= bytes.count
+        guard let header else { return SnapshotTable.verifiedStart(atEndOf: bytes) ?? bytes.count }
+        guard let offset = Int(exactly: header.tableOffset), offset >= FileHeader.size, offset <= bytes.count
         else { return bytes.count }
         return offset
     }
@@ -143,7 +147,7 @@ enum SnapshotFile {
     private static func salvage(_ bytes: [UInt8], reason: String, header: FileHeader?) -> Contents {
         var entries: [ResolvedKey: StoredValue] = [:]
         let end = recordsEnd(of: bytes, header: header)
-        var scan = RecordFrame.scan(Array(bytes[..<end]), from: FileHeader.size, headerIsDamaged: header == nil) {
+        var scan = RecordFrame.scan(bytes, from: FileHeader.size, to: end, headerIsDamaged: header == nil) {
             record in
             record.apply(to: &entries)
         }
@@ -165,5 +169,5 @@ enum SnapshotFile {
 
 /// Whether a key's namespace and name are ASCII.
 private func isASCII(_ key: ResolvedKey) -> Bool {
-    key.namespace.utf8.allSatisfy { $0 < 0x80 } && key.name.utf8.allSatisfy { $0 < 0x80 }
+    withUTF8(key.namespace, isASCII) && withUTF8(key.name, isASCII)
 }

@@ -1,31 +1,34 @@
 /// A snapshot whose body verified, kept as its bytes: each entry is decoded when it is first
 /// looked up.
 ///
-/// Opening checks the body's checksum, which tells the bytes are those its writer wrote, and reads
+/// Opening checks the body's checksum, which tells the bytes are those a writer wrote, and reads
 /// nothing else: a snapshot in format 2 ends with a table of where each record starts, in order of
-/// key (``SnapshotFile``), so a lookup is a binary search over that table, reading the records it
+/// key (``SnapshotTable``), so a lookup is a binary search over that table, reading the records it
 /// passes. Reading every key at open would cost a pass over the records, and decoding every entry
-/// would make, hash and insert strings for entries that may never be read. A record is checked
-/// when it is first read: one the table names wrongly, or whose value does not decode, which only a
-/// writer other than this library's can leave under a matching checksum, reads as no value and is
-/// reported by the compaction that would drop it (see ``StoredEntries/takeInSnapshot()``).
+/// would make, hash and insert strings for entries that may never be read.
 ///
-/// A snapshot in format 1 has no table: opening it reads each record's frame, that it sets one
-/// entry, where its key and value lie, and that the keys rise, and indexes what it found. Only a
-/// snapshot in the form ``SnapshotFile/encode(_:generation:expectedSize:)`` writes is indexed: one
-/// entry a record, in increasing order of key. Any other is decoded whole instead.
+/// What the table says is checked as it is used. A lookup reads only records the table places among
+/// the records, and a record that is not one set entry, or a value that does not decode, reads as
+/// no value. Whether the table places every record once, in order, is checked by the walks over
+/// all of them (``decodeAll()``, ``changes(to:)``), which read the records themselves when it does
+/// not. Only a writer other than this library's leaves such a table under a matching checksum; until
+/// a compaction or `prefs verify` reports it, lookups may miss the entries it places wrongly.
+///
+/// A snapshot in format 1 has no table: opening reads each record's frame, that it sets one entry,
+/// where its key and value lie, and that the keys rise, and indexes what it found; one that is not
+/// in that form is decoded whole instead (see ``SnapshotFile``).
 ///
 /// Keys compare as `String` compares them, where canonically equivalent strings are equal
 /// ("é" as one scalar or as "e" and an accent): bytes tell only for ASCII, which every key
-/// declared in code is. A lookup where either side is not ASCII goes through a dictionary of
-/// every key instead, made the first time one is needed.
+/// declared in code is. A lookup where either side is not ASCII goes through a table of every key
+/// instead, made the first time one is needed.
 final class SnapshotIndex: Sendable {
     /// The file the entries are read from.
     let file: FileBytes
     private let layout: Layout
     /// Whether every key's namespace and name are ASCII, so that a binary search over bytes finds
     /// what comparing strings would.
-    private let keysAreASCII: Bool
+    let keysAreASCII: Bool
     /// Each key's record, for lookups that bytes cannot answer; made when first needed.
     ///
     /// A ``KeyTable``, not a dictionary: a dictionary keyed by ``ResolvedKey`` has the runtime
@@ -38,52 +41,8 @@ final class SnapshotIndex: Sendable {
     private enum Layout {
         /// The records, located by a pass over them when the snapshot opened (format 1).
         case located([Located])
-        /// The snapshot's own table (format 2): `count` offsets of 4 bytes each from `start`, where
-        /// the frames of records lying between `records` start.
-        case table(start: Int, count: Int, records: Range<Int>)
-    }
-
-    /// Where one record's key and value lie in the file's bytes.
-    private struct Located {
-        var namespaceStart: UInt32
-        var namespaceEnd: UInt32
-        var nameStart: UInt32
-        var nameEnd: UInt32
-        var valueEnd: UInt32
-
-        /// Where the key lies, and where the value ends, in a file of at most `UInt32.max` bytes.
-        init(namespace: Range<Int>, name: Range<Int>, valueEnd: Int) {
-            namespaceStart = UInt32(truncatingIfNeeded: namespace.lowerBound)
-            namespaceEnd = UInt32(truncatingIfNeeded: namespace.upperBound)
-            nameStart = UInt32(truncatingIfNeeded: name.lowerBound)
-            nameEnd = UInt32(truncatingIfNeeded: name.upperBound)
-            self.valueEnd = UInt32(truncatingIfNeeded: valueEnd)
-        }
-
-        var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
-        var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
-        var value: Range<Int> { Int(nameEnd)..<Int(valueEnd) }
-
-        /// The key's bytes in `buffer`, the bytes the record lies in, for ``compareKeys(_:_:)``.
-        func key(in buffer: UnsafeBufferPointer<UInt8>) -> KeyBytes {
-            (part(buffer, namespace), part(buffer, name))
-        }
-
-        /// Where the key and value of the single-entry record whose payload lies at `payload` in
-        /// `file` are, and whether its key is ASCII; `nil` if the record is not of one set entry.
-        static func find(payload: Range<Int>, in file: FileBytes) -> (Located, keyIsASCII: Bool)? {
-            if let plain = Record.locatePlainSingleSet(in: file.buffer, payload: payload) {
-                return (Located(namespace: plain.namespace, name: plain.name, valueEnd: payload.upperBound), true)
-            }
-            // A reader only here, where the fast path gives up, over a copy of the record.
-            var reader = ByteReader(file.copy(of: payload), range: 0..<payload.count)
-            guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
-            let shift = payload.lowerBound
-            let located = Located(
-                namespace: found.namespace.shifted(by: shift), name: found.name.shifted(by: shift),
-                valueEnd: payload.upperBound)
-            return (located, found.keyIsASCII)
-        }
+        /// The snapshot's own table (format 2), placing records that lie in `records`.
+        case table(SnapshotTable, records: Range<Int>)
     }
 
     /// Indexes the records from `offset` to the end of `file`, whose checksum matched, by reading
@@ -113,59 +72,46 @@ final class SnapshotIndex: Sendable {
         self.keysAreASCII = keysAreASCII
     }
 
-    /// Indexes `file`, whose checksum matched, by the table of records framed at `tableOffset`
-    /// after the records that begin at `recordsStart`, reading no record (format 2); `nil` if the
-    /// table's frame does not end the file or its length does not match its count.
-    ///
-    /// The table's offsets are checked as each is read: a lookup never reads outside the records.
-    init?(verified file: FileBytes, recordsFrom recordsStart: Int, tableAt tableOffset: Int) {
-        let buffer = file.buffer
-        guard buffer.count <= UInt32.max, recordsStart <= tableOffset,
-            let (payload, _) = RecordFrame.payload(in: buffer, at: tableOffset),
-            payload.upperBound == buffer.count, payload.count >= SnapshotTable.headerSize
-        else { return nil }
-        let flags = buffer[payload.lowerBound]
-        let count = Int(loadUInt32(buffer, at: payload.lowerBound + 1))
-        guard payload.count == SnapshotTable.headerSize + 4 * count else { return nil }
-        self.file = file
-        self.layout = .table(
-            start: payload.lowerBound + SnapshotTable.headerSize, count: count, records: recordsStart..<tableOffset)
-        self.keysAreASCII = flags & SnapshotTable.keysAreASCII != 0
-    }
-
     /// Indexes a copy of `bytes`: for tests and tools that hold a file as an array.
     convenience init?(verified bytes: [UInt8], from offset: Int) {
         self.init(verified: FileBytes(copying: bytes), from: offset)
+    }
+
+    /// Indexes `file`, whose checksum matched, by the table framed at `tableOffset` after the
+    /// records that begin at `recordsStart`, reading no record (format 2); `nil` if the table's
+    /// frame does not end the file or its length does not match its count.
+    init?(verified file: FileBytes, recordsFrom recordsStart: Int, tableAt tableOffset: Int) {
+        guard file.buffer.count <= UInt32.max, recordsStart <= tableOffset,
+            let table = SnapshotTable(in: file.buffer, at: tableOffset)
+        else { return nil }
+        self.file = file
+        self.layout = .table(table, records: recordsStart..<tableOffset)
+        self.keysAreASCII = table.keysAreASCII
     }
 
     /// How many records the snapshot holds.
     var count: Int {
         switch layout {
         case .located(let records): records.count
-        case .table(_, let count, _): count
+        case .table(let table, _): table.count
         }
     }
 
-    /// The record at `position` in order of key; `nil` where the table names no record of one set
-    /// entry lying among the records.
-    private func record(at position: Int) -> Located? {
+    /// The record at `position` in order of key; `nil` where the table places no record of one set
+    /// entry among the records.
+    func record(at position: Int) -> Located? {
         switch layout {
         case .located(let records):
             return records[position]
-        case .table(let start, _, let records):
-            let offset = Int(loadUInt32(file.buffer, at: start + 4 * position))
-            guard offset >= records.lowerBound, offset < records.upperBound else { return nil }
+        case .table(let table, let records):
+            guard let offset = table.recordOffset(at: position, in: file.buffer), records.contains(offset) else {
+                return nil
+            }
             // Framed within the records, so that no length in them reaches into the table.
             let recordBytes = UnsafeBufferPointer(rebasing: file.buffer[..<records.upperBound])
             guard let (payload, _) = RecordFrame.payload(in: recordBytes, at: offset) else { return nil }
             return Located.find(payload: payload, in: file)?.0
         }
-    }
-
-    /// The bytes of the table's entry for `position`, for a report of a record it names wrongly.
-    private func tableEntry(at position: Int) -> Range<Int> {
-        guard case .table(let start, _, _) = layout else { return 0..<0 }
-        return (start + 4 * position)..<(start + 4 * position + 4)
     }
 
     /// The value stored under `key`, decoded; `nil` if the snapshot holds none, or one that does
@@ -174,38 +120,89 @@ final class SnapshotIndex: Sendable {
         position(of: key).flatMap { record(at: $0) }.flatMap { decodeValue(of: $0) }
     }
 
-    /// Every entry, decoded, and where the values that do not decode, or the table's entries that
-    /// name no record, lie in the file.
-    func decodeAll() -> (entries: [ResolvedKey: StoredValue], unreadable: [Range<Int>]) {
+    /// Every entry, decoded; where the values that do not decode lie in the file; and whether the
+    /// table does not place every record once and in order (``tablePlacesEveryRecord()``).
+    ///
+    /// When it does not, the entries are those of the records themselves, read in the order they
+    /// lie, and the table's bytes are among the unreadable ones.
+    func decodeAll() -> (entries: [ResolvedKey: StoredValue], unreadable: [Range<Int>], tableIsWrong: Bool) {
         var entries: [ResolvedKey: StoredValue] = [:]
         var unreadable: [Range<Int>] = []
         entries.reserveCapacity(count)
-        forEachRecord { position, key, record in
-            guard let key, let record else {
-                unreadable.append(tableEntry(at: position))
-                return
-            }
+        // A later record whose key is canonically equivalent wins, as in decoding.
+        func take(_ record: Located, key: ResolvedKey) {
             if let value = decodeValue(of: record) {
                 entries[key] = value
             } else {
-                // A later record whose key is canonically equivalent wins, as in decoding.
                 entries.removeValue(forKey: key)
                 unreadable.append(record.value)
             }
         }
-        return (entries, unreadable)
+        if case .table(_, let records) = layout, !tablePlacesEveryRecord() {
+            unreadable.append(records.upperBound..<file.count)
+            forEachRecordAsItLies(in: records) { record in
+                take(record, key: key(of: record))
+            } unreadable: {
+                unreadable.append($0)
+            }
+            return (entries, unreadable, true)
+        }
+        forEachRecord { _, key, record in
+            take(record, key: key)
+        }
+        return (entries, unreadable, false)
+    }
+
+    /// Whether the table places every record once and in order: the table a compaction writes.
+    ///
+    /// Every record it places is one set entry, the first lying where the records start and each
+    /// next where the one before it ends, the last ending where the records do, and the keys rise.
+    /// Always true of a snapshot in format 1.
+    func tablePlacesEveryRecord() -> Bool {
+        guard case .table(let table, let records) = layout else { return true }
+        let buffer = file.buffer
+        var expected = records.lowerBound
+        var previous: Located?
+        for position in 0..<table.count {
+            guard table.recordOffset(at: position, in: buffer) == expected, let record = record(at: position) else {
+                return false
+            }
+            if let previous, compareKeys(previous.key(in: buffer), record.key(in: buffer)) >= 0 {
+                return false
+            }
+            expected = record.valueEnd
+            previous = record
+        }
+        return expected == records.upperBound
+    }
+
+    /// Calls `found` with each record of one set entry among `records`, as they lie one after
+    /// another, and `unreadable` with the bytes of any other record, and of bytes that are no frame.
+    private func forEachRecordAsItLies(
+        in records: Range<Int>, _ found: (Located) -> Void, unreadable: (Range<Int>) -> Void
+    ) {
+        let recordBytes = UnsafeBufferPointer(rebasing: file.buffer[..<records.upperBound])
+        var offset = records.lowerBound
+        while offset < records.upperBound {
+            guard let (payload, _) = RecordFrame.payload(in: recordBytes, at: offset) else {
+                return unreadable(offset..<records.upperBound)
+            }
+            if let (record, _) = Located.find(payload: payload, in: file) {
+                found(record)
+            } else {
+                unreadable(payload)
+            }
+            offset = payload.upperBound
+        }
     }
 
     /// Calls `body` with each record's position, its key made as a string, and the record, in
-    /// order; with no key or record where the table names no record.
-    private func forEachRecord(_ body: (Int, ResolvedKey?, Located?) -> Void) {
+    /// order of position; skips a position where the table places no record.
+    private func forEachRecord(_ body: (Int, ResolvedKey, Located) -> Void) {
         var previous: (range: Range<Int>, namespace: String)?
         let buffer = file.buffer
         for position in 0..<count {
-            guard let record = record(at: position) else {
-                body(position, nil, nil)
-                continue
-            }
+            guard let record = record(at: position) else { continue }
             // Entries sorted by namespace share few namespaces: each is made once.
             let namespace: String
             if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
@@ -219,88 +216,7 @@ final class SnapshotIndex: Sendable {
         }
     }
 
-    /// The changes that turn this snapshot's entries into `newer`'s, or `nil` when bytes cannot
-    /// tell keys apart (a key of either is not ASCII), or either names a record it cannot read or
-    /// holds keys out of order, which only another writer leaves.
-    ///
-    /// Both are walked in key order, and an entry is decoded only where its bytes differ: after
-    /// another process compacts, most entries are the same bytes in the old snapshot and the new.
-    func changes(to newer: SnapshotIndex) -> [EntryChange]? {
-        guard keysAreASCII, newer.keysAreASCII else { return nil }
-        var changes: [EntryChange] = []
-        let (oldBytes, newBytes) = (file.buffer, newer.file.buffer)
-        var old = Walk(index: self)
-        var new = Walk(index: newer)
-        while old.record != nil || new.record != nil {
-            guard old.isInOrder, new.isInOrder else { return nil }
-            let order: Int
-            if let before = old.record, let after = new.record {
-                order = compareKeys(before.key(in: oldBytes), after.key(in: newBytes))
-            } else {
-                order = old.record == nil ? 1 : -1
-            }
-            // A value that does not decode reads as none: its coming or going is no change.
-            if order < 0, let before = old.record {
-                if decodeValue(of: before) != nil {
-                    changes.append(EntryChange(key: key(of: before), value: nil))
-                }
-                old.advance()
-            } else if order > 0, let after = new.record {
-                if let value = newer.decodeValue(of: after) {
-                    changes.append(EntryChange(key: newer.key(of: after), value: value))
-                }
-                new.advance()
-            } else if let before = old.record, let after = new.record {
-                // Equal bytes are equal values; unequal ones may still be (strings that are
-                // canonically equivalent), so those are decoded and compared.
-                if compareBytes(part(oldBytes, before.value), part(newBytes, after.value)) != 0 {
-                    let value = newer.decodeValue(of: after)
-                    if decodeValue(of: before) != value {
-                        changes.append(EntryChange(key: newer.key(of: after), value: value))
-                    }
-                }
-                old.advance()
-                new.advance()
-            }
-        }
-        guard old.isInOrder, new.isInOrder else { return nil }
-        return changes
-    }
-
-    /// A walk through an index's records in order, which notices a record it cannot read or a key
-    /// that does not rise.
-    private struct Walk {
-        let index: SnapshotIndex
-        private var position = 0
-        /// The record at the walk's position; `nil` at the end, or where it cannot be read.
-        private(set) var record: SnapshotIndex.Located?
-        /// Whether every record so far could be read, and rose.
-        private(set) var isInOrder = true
-
-        init(index: SnapshotIndex) {
-            self.index = index
-            record = index.count > 0 ? index.record(at: 0) : nil
-            isInOrder = index.count == 0 || record != nil
-        }
-
-        mutating func advance() {
-            let previous = record
-            position += 1
-            guard position < index.count else {
-                record = nil
-                return
-            }
-            record = index.record(at: position)
-            guard let previous, let record else {
-                isInOrder = false
-                return
-            }
-            let buffer = index.file.buffer
-            isInOrder = isInOrder && compareKeys(previous.key(in: buffer), record.key(in: buffer)) < 0
-        }
-    }
-
-    private func key(of record: Located) -> ResolvedKey {
+    func key(of record: Located) -> ResolvedKey {
         let buffer = file.buffer
         return ResolvedKey(
             namespace: String(decoding: part(buffer, record.namespace), as: UTF8.self),
@@ -309,7 +225,7 @@ final class SnapshotIndex: Sendable {
     }
 
     /// The record's value, decoded from a copy of its bytes; `nil` if it does not decode.
-    private func decodeValue(of record: Located) -> StoredValue? {
+    func decodeValue(of record: Located) -> StoredValue? {
         var reader = ByteReader(file.copy(of: record.value), range: 0..<record.value.count)
         guard let value = try? StoredValue(from: &reader), reader.isAtEnd else { return nil }
         return value
@@ -341,7 +257,7 @@ final class SnapshotIndex: Sendable {
                 var low = 0
                 var high = count
                 while low < high {
-                    let middle = (low + high) / 2
+                    let middle = low + (high - low) / 2
                     guard let record = record(at: middle) else { return .bytesCannotTell }
                     let order = compareKeys(record.key(in: buffer), (namespace, name))
                     if order < 0 {
@@ -364,9 +280,7 @@ final class SnapshotIndex: Sendable {
             if positions == nil {
                 var made = KeyTable<Int>(minimumCapacity: count)
                 forEachRecord { position, key, _ in
-                    if let key {
-                        made[key] = position
-                    }
+                    made[key] = position
                 }
                 positions = made
             }
@@ -375,43 +289,71 @@ final class SnapshotIndex: Sendable {
     }
 }
 
-/// The table that ends a snapshot in format 2, framed as a record is:
-///
-/// ```
-/// flags    UInt8    bit 0: every key's namespace and name are ASCII
-/// count    UInt32   how many records the snapshot holds
-/// offsets  count × UInt32   where each record's frame starts in the file, in order of key
-/// ```
-enum SnapshotTable {
-    /// The bytes before the offsets: the flags and the count.
-    static let headerSize = 5
-    /// The flag that says every key is ASCII.
-    static let keysAreASCII: UInt8 = 1
-}
+extension SnapshotIndex {
+    /// Where one record's key and value lie in the file's bytes.
+    struct Located {
+        private var namespaceStart: UInt32
+        private var namespaceEnd: UInt32
+        private var nameStart: UInt32
+        private var nameEnd: UInt32
+        private var end: UInt32
 
-/// The little-endian `UInt32` at `offset` in `buffer`, which holds its four bytes.
-private func loadUInt32(_ buffer: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt32 {
-    UInt32(littleEndian: UnsafeRawPointer(buffer.baseAddress! + offset).loadUnaligned(as: UInt32.self))
+        /// Where the key lies, and where the value ends, in a file of at most `UInt32.max` bytes.
+        init(namespace: Range<Int>, name: Range<Int>, valueEnd: Int) {
+            namespaceStart = UInt32(truncatingIfNeeded: namespace.lowerBound)
+            namespaceEnd = UInt32(truncatingIfNeeded: namespace.upperBound)
+            nameStart = UInt32(truncatingIfNeeded: name.lowerBound)
+            nameEnd = UInt32(truncatingIfNeeded: name.upperBound)
+            end = UInt32(truncatingIfNeeded: valueEnd)
+        }
+
+        var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
+        var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
+        var value: Range<Int> { Int(nameEnd)..<Int(end) }
+        /// Where the record ends: its value is the last of it.
+        var valueEnd: Int { Int(end) }
+
+        /// The key's bytes in `buffer`, the bytes the record lies in, for ``compareKeys(_:_:)``.
+        func key(in buffer: UnsafeBufferPointer<UInt8>) -> KeyBytes {
+            (part(buffer, namespace), part(buffer, name))
+        }
+
+        /// Where the key and value of the single-entry record whose payload lies at `payload` in
+        /// `file` are, and whether its key is ASCII; `nil` if the record is not of one set entry.
+        static func find(payload: Range<Int>, in file: FileBytes) -> (Located, keyIsASCII: Bool)? {
+            if let plain = Record.locatePlainSingleSet(in: file.buffer, payload: payload) {
+                return (Located(namespace: plain.namespace, name: plain.name, valueEnd: payload.upperBound), true)
+            }
+            // A reader only here, where the fast path gives up, over a copy of the record.
+            var reader = ByteReader(file.copy(of: payload), range: 0..<payload.count)
+            guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
+            let shift = payload.lowerBound
+            let located = Located(
+                namespace: found.namespace.shifted(by: shift), name: found.name.shifted(by: shift),
+                valueEnd: payload.upperBound)
+            return (located, found.keyIsASCII)
+        }
+    }
 }
 
 /// A key as bytes: its namespace's and its name's UTF-8.
-private typealias KeyBytes = (namespace: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>)
+typealias KeyBytes = (namespace: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>)
 
 /// Orders two keys by namespace, then name, each as bytes.
 ///
 /// The order of a snapshot, and of `ResolvedKey`'s `<`: negative, zero or positive, as `memcmp`.
-private func compareKeys(_ lhs: KeyBytes, _ rhs: KeyBytes) -> Int {
+func compareKeys(_ lhs: KeyBytes, _ rhs: KeyBytes) -> Int {
     let order = compareBytes(lhs.namespace, rhs.namespace)
     return order != 0 ? order : compareBytes(lhs.name, rhs.name)
 }
 
 /// The bytes of `buffer` in `range`.
-private func part(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+func part(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
     UnsafeBufferPointer(rebasing: buffer[range])
 }
 
 /// Calls `body` with a string's UTF-8 bytes, contiguous.
-private func withUTF8<Result>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+func withUTF8<Result>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     var string = string
     return string.withUTF8(body)
 }

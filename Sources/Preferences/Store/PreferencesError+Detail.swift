@@ -194,17 +194,6 @@ extension DamageReport {
             copyPath: nil
         )
     }
-
-    /// Values of a snapshot that verified but do not decode, at `ranges` of its file, beside
-    /// `recovered` entries that read: what only a program other than this library can write.
-    static func unreadableValues(at ranges: [Range<Int>], besides recovered: Int) -> DamageReport {
-        DamageReport(
-            recoveredRecords: recovered,
-            damagedRanges: ranges,
-            reason: "values in the snapshot verified but do not decode; a compaction leaves them out",
-            copyPath: nil
-        )
-    }
 }
 
 /// A reason as a clause within a sentence: without its closing period.

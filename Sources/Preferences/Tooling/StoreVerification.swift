@@ -44,7 +44,7 @@ package struct StoreVerification: Sendable {
         var entries = loaded.entries
         var damage = loaded.damaged.map { ($0.path, $0.damage.description) }
         if let unreadable = entries.takeInSnapshot() {
-            let report = DamageReport.unreadableValues(at: unreadable.ranges, besides: entries.countUpperBound)
+            let report = unreadable.report(besides: entries.countUpperBound)
             damage.append((path, report.description))
         }
         if let history = try engine.readHistoryFile(), let report = history.damage {
