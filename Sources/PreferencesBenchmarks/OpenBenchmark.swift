@@ -69,7 +69,9 @@ struct OpenBenchmark {
         }
         try store.compact()
         // Writes of new values about the size of the first, counted until the next compaction
-        // replaces the snapshot, then 95 % as many again.
+        // replaces the snapshot, then 95 % as many again. Each value differs from the one its key
+        // holds: a write of the value a key already holds changes nothing, and would be counted
+        // without growing the log.
         func snapshotFile() throws -> Int? {
             try FileManager().attributesOfItem(atPath: url.path)[.systemFileNumber] as? Int
         }
@@ -81,10 +83,10 @@ struct OpenBenchmark {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
             }
             writesPerCompaction += 1
-            try store.setValue("\(writesPerCompaction) \(padding)", for: keys[writesPerCompaction % n])
+            try store.setValue("overwrite \(writesPerCompaction) \(padding)", for: keys[writesPerCompaction % n])
         }
         for index in 0..<(writesPerCompaction * 95 / 100) {
-            try store.setValue("\(writesPerCompaction + index) \(padding)", for: keys[index % n])
+            try store.setValue("overwrite \(writesPerCompaction + index) \(padding)", for: keys[index % n])
         }
         return url
     }
