@@ -40,9 +40,14 @@ enum SnapshotFile {
                 var writer = UnsafeByteWriter(UnsafeMutableRawBufferPointer(buffer), from: FileHeader.size)
                 var keysAreASCII = true
                 entries.forEachInKeyOrder { key, value in
-                    offsets.append(UInt32(truncatingIfNeeded: writer.count))
-                    keysAreASCII = keysAreASCII && isASCII(key)
+                    let start = writer.count
+                    offsets.append(UInt32(truncatingIfNeeded: start))
                     RecordFrame.appendEntry(key, value, to: &writer)
+                    if keysAreASCII && !writer.overflowed {
+                        keysAreASCII =
+                            isPlainASCII(writer.written, payload: (start + RecordFrame.headerSize)..<writer.count)
+                            || isASCII(key)
+                    }
                 }
                 tableOffset = writer.count
                 SnapshotTable.append(offsets: offsets, keysAreASCII: keysAreASCII, to: &writer)
@@ -170,4 +175,11 @@ enum SnapshotFile {
 /// Whether a key's namespace and name are ASCII.
 private func isASCII(_ key: ResolvedKey) -> Bool {
     withUTF8(key.namespace, isASCII) && withUTF8(key.name, isASCII)
+}
+
+/// Whether the record just written at `payload` is of a key the fast path reads as ASCII: the
+/// common case, told from the bytes in a few instructions, where asking the key's strings costs
+/// a copy of each.
+private func isPlainASCII(_ written: UnsafeRawBufferPointer, payload: Range<Int>) -> Bool {
+    Record.locatePlainSingleSet(in: written.assumingMemoryBound(to: UInt8.self), payload: payload) != nil
 }

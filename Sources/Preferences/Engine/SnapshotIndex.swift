@@ -114,6 +114,18 @@ final class SnapshotIndex: Sendable {
         }
     }
 
+    /// Where the records lie that the table places; `nil` for a snapshot in format 1.
+    var tableRecords: Range<Int>? {
+        guard case .table(_, let records) = layout else { return nil }
+        return records
+    }
+
+    /// Where the table says the record at `position` starts; `nil` for a snapshot in format 1.
+    func recordStart(at position: Int) -> Int? {
+        guard case .table(let table, _) = layout else { return nil }
+        return table.recordOffset(at: position, in: file.buffer)
+    }
+
     /// The value stored under `key`, decoded; `nil` if the snapshot holds none, or one that does
     /// not decode.
     func value(for key: ResolvedKey) -> StoredValue? {
@@ -151,29 +163,6 @@ final class SnapshotIndex: Sendable {
             take(record, key: key)
         }
         return (entries, unreadable, false)
-    }
-
-    /// Whether the table places every record once and in order: the table a compaction writes.
-    ///
-    /// Every record it places is one set entry, the first lying where the records start and each
-    /// next where the one before it ends, the last ending where the records do, and the keys rise.
-    /// Always true of a snapshot in format 1.
-    func tablePlacesEveryRecord() -> Bool {
-        guard case .table(let table, let records) = layout else { return true }
-        let buffer = file.buffer
-        var expected = records.lowerBound
-        var previous: Located?
-        for position in 0..<table.count {
-            guard table.recordOffset(at: position, in: buffer) == expected, let record = record(at: position) else {
-                return false
-            }
-            if let previous, compareKeys(previous.key(in: buffer), record.key(in: buffer)) >= 0 {
-                return false
-            }
-            expected = record.valueEnd
-            previous = record
-        }
-        return expected == records.upperBound
     }
 
     /// Calls `found` with each record of one set entry among `records`, as they lie one after
