@@ -40,7 +40,9 @@ public func fuzzDecoders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let found = index.value(for: key)
             precondition(!placesEveryRecord || found == value)
         }
-        _ = index.changes(to: index)
+        let toItself = index.changes(to: index)
+        precondition(placesEveryRecord || toItself == nil)
+        precondition(!placesEveryRecord || !index.keysAreASCII || toItself == [])
     }
     // Two bodies, the input's halves: what changed between them, walked as bytes, must be what
     // comparing every entry finds.

@@ -305,9 +305,14 @@ struct SnapshotIndexTests {
     ///
     /// Each snapshot has changes made over it since. With keys all ASCII the snapshots' bytes are
     /// walked, otherwise entries are compared decoded. A string that changed only to a canonically
-    /// equivalent one has not changed, as `String` compares it.
-    @Test(arguments: [true, false])
-    func changesBetweenSnapshotsAreWhatComparingEveryEntryFinds(asciiOnly: Bool) throws {
+    /// equivalent one has not changed, as `String` compares it. The old snapshot in format 1 and the
+    /// new with a table is what the first compaction of an upgraded store leaves.
+    @Test(
+        arguments: [true, false],
+        [(SnapshotLayout.table, SnapshotLayout.table), (.formatOne, .table), (.table, .formatOne)])
+    func changesBetweenSnapshotsAreWhatComparingEveryEntryFinds(
+        asciiOnly: Bool, layouts: (old: SnapshotLayout, new: SnapshotLayout)
+    ) throws {
         var generator = SplitMix64(seed: asciiOnly ? 0xD1F : 0xD2F)
         let before = Self.sampleEntries(count: 200, seed: 0x5A, asciiOnly: asciiOnly)
         let keys = Array(before.keys) + (0..<30).map { ResolvedKey(namespace: "app", name: "added\($0)") }
@@ -320,8 +325,10 @@ struct SnapshotIndexTests {
             for key in keys where generator.next() % 4 == 0 {
                 new[key] = generator.next() % 3 == 0 ? nil : .signed(Int64(round))
             }
-            var oldEntries = try SnapshotFile.decode(SnapshotFile.encode(old, generation: 1)).entries
-            var newEntries = try SnapshotFile.decode(SnapshotFile.encode(new, generation: 2)).entries
+            var oldEntries = try SnapshotFile.decode(layouts.old.bytes(of: SnapshotFile.encode(old, generation: 1)))
+                .entries
+            var newEntries = try SnapshotFile.decode(layouts.new.bytes(of: SnapshotFile.encode(new, generation: 2)))
+                .entries
             // Commits made over each snapshot since it was written.
             for _ in 0..<(round % 5) {
                 let key = keys[Int(generator.next() % UInt64(keys.count))]

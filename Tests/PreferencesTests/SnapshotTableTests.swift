@@ -22,13 +22,15 @@ struct SnapshotTableTests {
 
     /// `bytes` with the body changed by `change` and the header made to match it again, as only a
     /// writer other than this library's would leave a snapshot.
-    private static func resealed(_ bytes: [UInt8], _ change: (inout [UInt8]) -> Void) throws -> [UInt8] {
+    private static func resealed(
+        _ bytes: [UInt8], tableOffset: UInt32? = nil, _ change: (inout [UInt8]) -> Void
+    ) throws -> [UInt8] {
         let old = try header(of: bytes)
         var body = Array(bytes[FileHeader.size...])
         change(&body)
         let header = FileHeader(
             kind: .snapshot, generation: old.generation, bodyLength: UInt64(body.count),
-            bodyChecksum: CRC32C.checksum(body[...]), tableOffset: old.tableOffset)
+            bodyChecksum: CRC32C.checksum(body[...]), tableOffset: tableOffset ?? old.tableOffset)
         return header.encoded() + body
     }
 
@@ -144,6 +146,25 @@ struct SnapshotTableTests {
         }
     }
 
+    /// A table placing records wrongly, over records no compaction writes (one of two changes, a
+    /// removal): taking the snapshot in applies them as decoding the records would.
+    @Test func recordsOfAnyFormAreReadAsTheyLieWhenTheTableIsWrong() throws {
+        let a = ResolvedKey(namespace: "app", name: "a")
+        let b = ResolvedKey(namespace: "app", name: "b")
+        let c = ResolvedKey(namespace: "app", name: "c")
+        let frames = HandWrittenSnapshot.frames([
+            Record(changes: [EntryChange(key: a, value: .signed(1)), EntryChange(key: b, value: .signed(2))]),
+            Record(changes: [EntryChange(key: c, value: .signed(3))]),
+            Record(changes: [EntryChange(key: a, value: nil)]),
+        ])
+        let bytes = HandWrittenSnapshot.file(frames: frames, layout: .table)
+        let index = try #require(SnapshotLayout.index(of: bytes))
+        #expect(!index.tablePlacesEveryRecord())
+        let decoded = index.decodeAll()
+        #expect(decoded.tableIsWrong)
+        #expect(decoded.entries == [b: .signed(2), c: .signed(3)])
+    }
+
     /// Comparing two snapshots walks their tables in order: a table that does not place every
     /// record once in order is noticed, and every entry compared instead.
     @Test func aTableOutOfOrderIsNoticedWhenTwoSnapshotsAreCompared() throws {
@@ -183,16 +204,48 @@ struct SnapshotTableTests {
         }
     }
 
-    /// A table whose length does not match its count is no table: the records are read whole.
-    @Test func aTableWhoseLengthDisagreesWithItsCountIsIgnoredAndTheRecordsRead() throws {
+    /// A header that places the table where no table ends the file costs no entry, and is reported.
+    ///
+    /// A table whose length does not match its count, or an offset between two records: every
+    /// record is read, to the end of the file, and what is no record is reported; none is left
+    /// unread after the offset.
+    @Test func aTableTheHeaderPlacesWhereNoTableIsCostsNoEntryAndIsReported() throws {
         let bytes = SnapshotFile.encode(Self.entries, generation: 2)
-        let countAt = Int(try Self.header(of: bytes).tableOffset) - FileHeader.size + RecordFrame.headerSize + 1
-        let damaged = try Self.resealed(bytes) { body in
+        let tableOffset = Int(try Self.header(of: bytes).tableOffset)
+        let countAt = tableOffset - FileHeader.size + RecordFrame.headerSize + 1
+        let wrongCount = try Self.resealed(bytes) { body in
             body[countAt] += 1
         }
-        let contents = try SnapshotFile.decode(damaged)
-        #expect(contents.damage == nil)
-        #expect(contents.entries.all == Self.entries)
+        let betweenRecords = try Self.resealed(bytes, tableOffset: try Self.offset(10, in: bytes)) { _ in }
+        for (name, wrong) in [("a wrong count", wrongCount), ("an offset between records", betweenRecords)] {
+            let contents = try SnapshotFile.decode(wrong)
+            let damage = try #require(contents.damage, "\(name)")
+            #expect(contents.entries.all == Self.entries, "\(name)")
+            #expect(damage.damagedRanges == [tableOffset..<bytes.count], "\(name)")
+        }
+    }
+
+    /// A table that says every key is ASCII where one is not: lookups compare bytes, which cannot
+    /// tell canonically equivalent keys apart, so the walks treat it as a table placing records
+    /// wrongly, and taking the snapshot in reads every record.
+    @Test func aTableThatSaysEveryKeyIsASCIIWhereOneIsNotIsFoundWhenTakenIn() throws {
+        let kelvin = ResolvedKey(namespace: "app", name: "\u{212A}ey")
+        var entries = Self.entries
+        entries[kelvin] = .signed(-1)
+        let bytes = SnapshotFile.encode(entries, generation: 2)
+        let tableOffset = Int(try Self.header(of: bytes).tableOffset)
+        let flagAt = tableOffset - FileHeader.size + RecordFrame.headerSize
+        #expect(bytes[FileHeader.size + flagAt] == 0, "the writer knows the Kelvin sign is not ASCII")
+        let lying = try Self.resealed(bytes) { body in
+            body[flagAt] = 1
+        }
+        let index = try #require(SnapshotLayout.index(of: lying))
+        #expect(!index.tablePlacesEveryRecord())
+        let truthful = try #require(SnapshotLayout.index(of: bytes))
+        #expect(index.changes(to: truthful) == nil)
+        let decoded = index.decodeAll()
+        #expect(decoded.tableIsWrong)
+        #expect(decoded.entries == entries)
     }
 
     /// A flipped bit in the table is damage to the table alone.

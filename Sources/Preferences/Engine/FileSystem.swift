@@ -332,7 +332,7 @@ struct FileSystem: Sendable {
         var status = stat()
         if stat(path, &status) == 0 { return }
         let parent = FileSystem.folder(of: path)
-        if !parent.isEmpty && parent != path {
+        if parent != path {
             try createDirectory(at: parent, isStoresOwn: false)
         }
         let result = try check(.createDirectory, path, allowing: EEXIST) { mkdir(path, 0o700) }
@@ -349,8 +349,8 @@ struct FileSystem: Sendable {
         try syncDirectory(FileSystem.folder(of: path))
     }
 
-    private func syncDirectory(_ path: String) throws(PreferencesError) {
-        let directory = path.isEmpty ? "." : path
+    /// Flushes the folder at `directory`, as ``folder(of:)`` names it, never empty.
+    private func syncDirectory(_ directory: String) throws(PreferencesError) {
         let descriptor = try check(.fsyncDirectory, directory) { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(descriptor) }
         _ = try check(.fsyncDirectory, directory) { fsync(descriptor) }

@@ -159,9 +159,12 @@ enum RecordFrame {
         let header = UnsafeRawPointer(base + offset)
         let length = UInt32(littleEndian: header.loadUnaligned(as: UInt32.self))
         let complement = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-        guard complement == ~length, length > 0, Int(length) <= buffer.count - offset - headerSize else { return nil }
+        // `Int(exactly:)`: a length of 2³¹ or more does not fit a 32-bit `Int` (watchOS), nor a buffer.
+        guard complement == ~length, length > 0, let length = Int(exactly: length),
+            length <= buffer.count - offset - headerSize
+        else { return nil }
         let checksum = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-        return ((offset + headerSize)..<(offset + headerSize + Int(length)), checksum)
+        return ((offset + headerSize)..<(offset + headerSize + length), checksum)
     }
 
     /// Whether the bytes from `offset` to the end are a record cut short: what a writer killed while
@@ -180,7 +183,7 @@ enum RecordFrame {
         var header = ByteReader(bytes, range: offset..<(offset + 8))
         guard let length = try? header.readUInt32(), let complement = try? header.readUInt32(), complement == ~length
         else { return false }
-        return Int(length) > remaining - headerSize
+        return Int(exactly: length).map { $0 > remaining - headerSize } ?? true
     }
 
     /// The offset of the first record that verifies after `offset`, if there is one.

@@ -97,43 +97,61 @@ enum SnapshotFile {
                 let reason = "the body's checksum does not match"
                 return salvage(file.array, reason: reason, header: header)
             }
-            let index =
-                header.tableOffset == 0
-                ? SnapshotIndex(verified: file, from: FileHeader.size)
-                : Int(exactly: header.tableOffset).flatMap {
-                    SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: $0)
-                }
-            if let index {
-                return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
+            guard let tableOffset = tableOffset(of: file.buffer, header: header) else {
+                let index = SnapshotIndex(verified: file, from: FileHeader.size)
+                return contents(of: file, index: index, header: header)
             }
-            let bytes = file.array
-            guard let entries = readVerifiedBody(bytes, end: recordsEnd(of: bytes, header: header)) else {
-                let reason = "a record that verified did not decode"
-                return salvage(bytes, reason: reason, header: header)
+            guard let index = SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: tableOffset) else {
+                let reason = "the header places the snapshot's table where no table ends the file"
+                return salvage(file.array, reason: reason, header: header)
             }
-            return Contents(entries: StoredEntries(entries), generation: header.generation, damage: nil)
+            return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
         }
     }
 
-    /// Where the records of `bytes` end: where the header places the table, when that is among the
-    /// bytes after the header, or, with no header to trust, where a table that verifies ends the
-    /// file; the end of the file otherwise.
+    /// Where the header places the snapshot's table (format 2), if it places one; `nil` for a
+    /// snapshot without one, or for an offset no `Int` holds, which no table of a readable file has.
+    private static func tableOffset(of buffer: UnsafeBufferPointer<UInt8>, header: FileHeader) -> Int? {
+        guard header.version >= 2, header.tableOffset != 0 else { return nil }
+        return Int(exactly: header.tableOffset) ?? buffer.count
+    }
+
+    /// What a snapshot without a table holds: its records, indexed as they lie when they can be,
+    /// decoded whole when not, salvaged when a record that verified does not decode.
+    private static func contents(of file: FileBytes, index: SnapshotIndex?, header: FileHeader) -> Contents {
+        if let index {
+            return Contents(entries: StoredEntries(snapshot: index), generation: header.generation, damage: nil)
+        }
+        let bytes = file.array
+        guard let entries = readVerifiedBody(bytes) else {
+            let reason = "a record that verified did not decode"
+            return salvage(bytes, reason: reason, header: header)
+        }
+        return Contents(entries: StoredEntries(entries), generation: header.generation, damage: nil)
+    }
+
+    /// Where the records of `bytes` end: where the header places the table, when a table is there,
+    /// or, with no header to trust, where a table that verifies ends the file; the end of the file
+    /// otherwise.
     private static func recordsEnd(of bytes: [UInt8], header: FileHeader?) -> Int {
         guard let header else { return SnapshotTable.verifiedStart(atEndOf: bytes) ?? bytes.count }
-        guard let offset = Int(exactly: header.tableOffset), offset >= FileHeader.size, offset <= bytes.count
-        else { return bytes.count }
-        return offset
+        // Only where a table's frame ends the file: an offset between two records would leave the
+        // records after it unread.
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let offset = tableOffset(of: buffer, header: header), offset >= FileHeader.size,
+                SnapshotTable(in: buffer, at: offset) != nil
+            else { return bytes.count }
+            return offset
+        }
     }
 
     /// Reads a body whose checksum matched, but not in the form an index takes (a file whose keys
-    /// are out of order, say), up to `end`; `nil` if a record still fails to decode.
-    private static func readVerifiedBody(_ bytes: [UInt8], end: Int) -> [ResolvedKey: StoredValue]? {
+    /// are out of order, say); `nil` if a record still fails to decode.
+    private static func readVerifiedBody(_ bytes: [UInt8]) -> [ResolvedKey: StoredValue]? {
         var entries: [ResolvedKey: StoredValue] = [:]
         var offset = FileHeader.size
-        while offset < end {
-            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false),
-                payload.upperBound <= end
-            else { return nil }
+        while offset < bytes.count {
+            guard let payload = RecordFrame.payload(in: bytes, at: offset, verifyChecksum: false) else { return nil }
             var reader = ByteReader(bytes, range: payload)
             do {
                 try Record.apply(payload: &reader, to: &entries)

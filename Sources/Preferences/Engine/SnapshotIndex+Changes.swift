@@ -49,8 +49,9 @@ extension SnapshotIndex {
     /// Whether the table places every record once and in order: the table a compaction writes.
     ///
     /// Every record it places is one set entry, the first lying where the records start and each
-    /// next where the one before it ends, the last ending where the records do, and the keys rise.
-    /// Always true of a snapshot in format 1, whose records were found so.
+    /// next where the one before it ends, the last ending where the records do, and the keys rise,
+    /// of ASCII where the table says every key is. Always true of a snapshot in format 1, whose
+    /// records were found so.
     func tablePlacesEveryRecord() -> Bool {
         var cursor = Cursor(self)
         while cursor.isWhole && cursor.record != nil {
@@ -60,12 +61,13 @@ extension SnapshotIndex {
     }
 
     /// A walk through an index's records in order of key, which checks as it goes that each
-    /// record can be read, lies where the one before it ends, and has a greater key.
+    /// record can be read, lies where the one before it ends, and has a greater key, of ASCII where
+    /// the index says every key is.
     ///
     /// One pass for both: comparing two snapshots after another process's compaction walks every
     /// record of both anyway. The index is passed to each step rather than held, which would
     /// retain and release it at every one.
-    private struct Cursor {
+    struct Cursor {
         private var position = -1
         private let count: Int
         /// Where the next record must start; `nil` for a snapshot in format 1.
@@ -93,11 +95,17 @@ extension SnapshotIndex {
                 isWhole = isWhole && expectedStart == recordsEnd
                 return
             }
-            record = index.record(at: position)
-            guard let record, expectedStart.map({ index.recordStart(at: position) == $0 }) ?? true else {
+            let located = index.locate(at: position)
+            record = located?.record
+            // A table that says every key is ASCII where one is not would have bytes compared where
+            // only strings can tell keys apart.
+            guard let located, !index.keysAreASCII || located.keyIsASCII,
+                expectedStart.map({ index.recordStart(at: position) == $0 }) ?? true
+            else {
                 isWhole = false
                 return
             }
+            let record = located.record
             if expectedStart != nil {
                 expectedStart = record.valueEnd
             }

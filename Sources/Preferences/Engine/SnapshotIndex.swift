@@ -100,9 +100,15 @@ final class SnapshotIndex: Sendable {
     /// The record at `position` in order of key; `nil` where the table places no record of one set
     /// entry among the records.
     func record(at position: Int) -> Located? {
+        locate(at: position)?.record
+    }
+
+    /// The record at `position` and whether its key is ASCII, as ``record(at:)`` finds it.
+    func locate(at position: Int) -> (record: Located, keyIsASCII: Bool)? {
         switch layout {
         case .located(let records):
-            return records[position]
+            // An index made by reading the records knows whether all of their keys are ASCII.
+            return (records[position], keysAreASCII)
         case .table(let table, let records):
             guard let offset = table.recordOffset(at: position, in: file.buffer), records.contains(offset) else {
                 return nil
@@ -110,7 +116,7 @@ final class SnapshotIndex: Sendable {
             // Framed within the records, so that no length in them reaches into the table.
             let recordBytes = UnsafeBufferPointer(rebasing: file.buffer[..<records.upperBound])
             guard let (payload, _) = RecordFrame.payload(in: recordBytes, at: offset) else { return nil }
-            return Located.find(payload: payload, in: file)?.0
+            return Located.find(payload: payload, in: file)
         }
     }
 
@@ -135,74 +141,23 @@ final class SnapshotIndex: Sendable {
     /// Every entry, decoded; where the values that do not decode lie in the file; and whether the
     /// table does not place every record once and in order (``tablePlacesEveryRecord()``).
     ///
-    /// When it does not, the entries are those of the records themselves, read in the order they
-    /// lie, and the table's bytes are among the unreadable ones.
+    /// One walk through the records in order, which checks the table as it goes. When it finds the
+    /// table wrong, the entries are those of the records themselves, read in the order they lie,
+    /// and the table's bytes are the first of the unreadable ones.
     func decodeAll() -> (entries: [ResolvedKey: StoredValue], unreadable: [Range<Int>], tableIsWrong: Bool) {
-        var entries: [ResolvedKey: StoredValue] = [:]
-        var unreadable: [Range<Int>] = []
-        entries.reserveCapacity(count)
-        // A later record whose key is canonically equivalent wins, as in decoding.
-        func take(_ record: Located, key: ResolvedKey) {
-            if let value = decodeValue(of: record) {
-                entries[key] = value
-            } else {
-                entries.removeValue(forKey: key)
-                unreadable.append(record.value)
-            }
+        var decoded = DecodedEntries(file: file, capacity: count)
+        var cursor = Cursor(self)
+        while cursor.isWhole, let record = cursor.record {
+            decoded.take(record)
+            cursor.advance(in: self)
         }
-        if case .table(_, let records) = layout, !tablePlacesEveryRecord() {
-            unreadable.append(records.upperBound..<file.count)
-            forEachRecordAsItLies(in: records) { record in
-                take(record, key: key(of: record))
-            } unreadable: {
-                unreadable.append($0)
-            }
-            return (entries, unreadable, true)
+        guard !cursor.isWhole, let records = tableRecords else {
+            return (decoded.entries, decoded.unreadable, false)
         }
-        forEachRecord { _, key, record in
-            take(record, key: key)
-        }
-        return (entries, unreadable, false)
-    }
-
-    /// Calls `found` with each record of one set entry among `records`, as they lie one after
-    /// another, and `unreadable` with the bytes of any other record, and of bytes that are no frame.
-    private func forEachRecordAsItLies(
-        in records: Range<Int>, _ found: (Located) -> Void, unreadable: (Range<Int>) -> Void
-    ) {
-        let recordBytes = UnsafeBufferPointer(rebasing: file.buffer[..<records.upperBound])
-        var offset = records.lowerBound
-        while offset < records.upperBound {
-            guard let (payload, _) = RecordFrame.payload(in: recordBytes, at: offset) else {
-                return unreadable(offset..<records.upperBound)
-            }
-            if let (record, _) = Located.find(payload: payload, in: file) {
-                found(record)
-            } else {
-                unreadable(payload)
-            }
-            offset = payload.upperBound
-        }
-    }
-
-    /// Calls `body` with each record's position, its key made as a string, and the record, in
-    /// order of position; skips a position where the table places no record.
-    private func forEachRecord(_ body: (Int, ResolvedKey, Located) -> Void) {
-        var previous: (range: Range<Int>, namespace: String)?
-        let buffer = file.buffer
-        for position in 0..<count {
-            guard let record = record(at: position) else { continue }
-            // Entries sorted by namespace share few namespaces: each is made once.
-            let namespace: String
-            if let previous, compareBytes(part(buffer, previous.range), part(buffer, record.namespace)) == 0 {
-                namespace = previous.namespace
-            } else {
-                namespace = String(decoding: part(buffer, record.namespace), as: UTF8.self)
-                previous = (record.namespace, namespace)
-            }
-            let name = String(decoding: part(buffer, record.name), as: UTF8.self)
-            body(position, ResolvedKey(namespace: namespace, name: name), record)
-        }
+        decoded = DecodedEntries(file: file, capacity: count)
+        decoded.unreadable.append(records.upperBound..<file.count)
+        decoded.takeRecordsAsTheyLie(in: records)
+        return (decoded.entries, decoded.unreadable, true)
     }
 
     func key(of record: Located) -> ResolvedKey {
@@ -268,59 +223,15 @@ final class SnapshotIndex: Sendable {
         positions.withLock { positions in
             if positions == nil {
                 var made = KeyTable<Int>(minimumCapacity: count)
-                forEachRecord { position, key, _ in
-                    made[key] = position
+                var keys = KeyMaker(file: file)
+                for position in 0..<count {
+                    if let record = record(at: position) {
+                        made[keys.key(of: record)] = position
+                    }
                 }
                 positions = made
             }
             return positions?[key]
-        }
-    }
-}
-
-extension SnapshotIndex {
-    /// Where one record's key and value lie in the file's bytes.
-    struct Located {
-        private var namespaceStart: UInt32
-        private var namespaceEnd: UInt32
-        private var nameStart: UInt32
-        private var nameEnd: UInt32
-        private var end: UInt32
-
-        /// Where the key lies, and where the value ends, in a file of at most `UInt32.max` bytes.
-        init(namespace: Range<Int>, name: Range<Int>, valueEnd: Int) {
-            namespaceStart = UInt32(truncatingIfNeeded: namespace.lowerBound)
-            namespaceEnd = UInt32(truncatingIfNeeded: namespace.upperBound)
-            nameStart = UInt32(truncatingIfNeeded: name.lowerBound)
-            nameEnd = UInt32(truncatingIfNeeded: name.upperBound)
-            end = UInt32(truncatingIfNeeded: valueEnd)
-        }
-
-        var namespace: Range<Int> { Int(namespaceStart)..<Int(namespaceEnd) }
-        var name: Range<Int> { Int(nameStart)..<Int(nameEnd) }
-        var value: Range<Int> { Int(nameEnd)..<Int(end) }
-        /// Where the record ends: its value is the last of it.
-        var valueEnd: Int { Int(end) }
-
-        /// The key's bytes in `buffer`, the bytes the record lies in, for ``compareKeys(_:_:)``.
-        func key(in buffer: UnsafeBufferPointer<UInt8>) -> KeyBytes {
-            (part(buffer, namespace), part(buffer, name))
-        }
-
-        /// Where the key and value of the single-entry record whose payload lies at `payload` in
-        /// `file` are, and whether its key is ASCII; `nil` if the record is not of one set entry.
-        static func find(payload: Range<Int>, in file: FileBytes) -> (Located, keyIsASCII: Bool)? {
-            if let plain = Record.locatePlainSingleSet(in: file.buffer, payload: payload) {
-                return (Located(namespace: plain.namespace, name: plain.name, valueEnd: payload.upperBound), true)
-            }
-            // A reader only here, where the fast path gives up, over a copy of the record.
-            var reader = ByteReader(file.copy(of: payload), range: 0..<payload.count)
-            guard let found = try? Record.locateSingleSet(payload: &reader) else { return nil }
-            let shift = payload.lowerBound
-            let located = Located(
-                namespace: found.namespace.shifted(by: shift), name: found.name.shifted(by: shift),
-                valueEnd: payload.upperBound)
-            return (located, found.keyIsASCII)
         }
     }
 }
@@ -345,11 +256,4 @@ func part(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UnsafeBu
 func withUTF8<Result>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
     var string = string
     return string.withUTF8(body)
-}
-
-extension Range<Int> {
-    /// The range moved `offset` places up.
-    fileprivate func shifted(by offset: Int) -> Range<Int> {
-        (lowerBound + offset)..<(upperBound + offset)
-    }
 }

@@ -4,8 +4,11 @@
 /// writes: records out of order, values no decoder reads, tables that place records wrongly.
 enum HandWrittenSnapshot {
     /// A snapshot of `generation` whose body is `frames`, with a header that matches it: with no
-    /// table (format 1), or with a table of where each frame starts, in the order they lie.
-    static func file(frames: [UInt8], generation: UInt64 = 1, layout: SnapshotLayout = .formatOne) -> [UInt8] {
+    /// table (format 1), or with a table of where each frame starts, in the order they lie, that
+    /// says whether every key is ASCII as `keysAreASCII` does.
+    static func file(
+        frames: [UInt8], generation: UInt64 = 1, layout: SnapshotLayout = .formatOne, keysAreASCII: Bool = true
+    ) -> [UInt8] {
         var body = ByteWriter()
         body.skip(FileHeader.size)
         body.append(contentsOf: frames)
@@ -18,7 +21,7 @@ enum HandWrittenSnapshot {
                 offset = payload.upperBound
             }
             tableOffset = body.count
-            SnapshotTable.append(offsets: offsets, keysAreASCII: true, to: &body)
+            SnapshotTable.append(offsets: offsets, keysAreASCII: keysAreASCII, to: &body)
         }
         return sealed(
             Array(body.bytes[FileHeader.size...]), generation: generation, layout: layout, tableOffset: tableOffset)
@@ -65,38 +68,5 @@ enum HandWrittenSnapshot {
         payload.appendLengthPrefixed(namespace)
         payload.appendLengthPrefixed(name)
         return payload
-    }
-}
-
-/// The two forms of snapshot opening reads: with a table of where each record starts (format 2,
-/// what the library writes), and without (format 1, what it wrote before).
-enum SnapshotLayout: CaseIterable, Sendable {
-    case table
-    case formatOne
-
-    /// A snapshot the library wrote, in this layout.
-    func bytes(of written: [UInt8]) -> [UInt8] {
-        guard self == .formatOne, let header = SnapshotLayout.header(of: written), header.tableOffset != 0 else {
-            return written
-        }
-        let body = Array(written[FileHeader.size..<Int(header.tableOffset)])
-        return HandWrittenSnapshot.sealed(body, generation: header.generation, layout: .formatOne, tableOffset: 0)
-    }
-
-    /// The index opening makes of `bytes`: through the table the header places, or by reading each
-    /// record when it places none.
-    static func index(of bytes: [UInt8]) -> SnapshotIndex? {
-        guard let header = header(of: bytes) else { return nil }
-        let file = FileBytes(copying: bytes)
-        return header.tableOffset == 0
-            ? SnapshotIndex(verified: file, from: FileHeader.size)
-            : SnapshotIndex(verified: file, recordsFrom: FileHeader.size, tableAt: Int(header.tableOffset))
-    }
-
-    /// The header of a snapshot, if it verifies.
-    static func header(of bytes: [UInt8]) -> FileHeader? {
-        guard case .valid(let header) = FileHeader.check(Array(bytes.prefix(FileHeader.size)), expecting: .snapshot)
-        else { return nil }
-        return header
     }
 }
