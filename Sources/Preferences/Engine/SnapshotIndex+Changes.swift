@@ -65,11 +65,17 @@ extension SnapshotIndex {
     /// the index says every key is.
     ///
     /// One pass for both: comparing two snapshots after another process's compaction walks every
-    /// record of both anyway. The index is passed to each step rather than held, which would
-    /// retain and release it at every one.
+    /// record of both anyway. A walk that finds every record so leaves them with the index
+    /// (``SnapshotIndex/rememberWalk(_:)``), and the next walk reads them there without checking
+    /// again: the snapshot a catch-up reads is the older of the next one's two. The index is passed
+    /// to each step rather than held, which would retain and release it at every one.
     struct Cursor {
         private var position = -1
         private let count: Int
+        /// The records as a walk already found them whole; `nil` until one has.
+        private let known: [Located]?
+        /// The records found so far, for the index to keep if they all are found whole.
+        private var found: [Located] = []
         /// Where the next record must start; `nil` for a snapshot in format 1.
         private var expectedStart: Int?
         /// Where the records end; `nil` for a snapshot in format 1.
@@ -81,18 +87,29 @@ extension SnapshotIndex {
 
         init(_ index: SnapshotIndex) {
             count = index.count
+            known = index.walkedRecords
             let records = index.tableRecords
             expectedStart = records?.lowerBound
             recordsEnd = records?.upperBound
+            if known == nil {
+                found.reserveCapacity(count)
+            }
             advance(in: index)
         }
 
         mutating func advance(in index: SnapshotIndex) {
-            let previous = record
             position += 1
+            if let known {
+                record = position < count ? known[position] : nil
+                return
+            }
+            let previous = record
             guard position < count else {
                 record = nil
                 isWhole = isWhole && expectedStart == recordsEnd
+                if isWhole {
+                    index.rememberWalk(found)
+                }
                 return
             }
             let located = index.locate(at: position)
@@ -106,6 +123,7 @@ extension SnapshotIndex {
                 return
             }
             let record = located.record
+            found.append(record)
             if expectedStart != nil {
                 expectedStart = record.valueEnd
             }

@@ -37,6 +37,10 @@ final class SnapshotIndex: Sendable {
     /// dictionary does, by the hash of its strings and `==`.
     private let positions = Locked<KeyTable<Int>?>(nil)
 
+    /// The records in order of key, once a walk over all of them found the table places them
+    /// whole (see ``Cursor``); a snapshot in format 1 has them from the start.
+    private let walked = Locked<[Located]?>(nil)
+
     /// How the index finds the record at each position, in order of key.
     private enum Layout {
         /// The records, located by a pass over them when the snapshot opened (format 1).
@@ -118,6 +122,20 @@ final class SnapshotIndex: Sendable {
             guard let (payload, _) = RecordFrame.payload(in: recordBytes, at: offset) else { return nil }
             return Located.find(payload: payload, in: file)
         }
+    }
+
+    /// The records in order of key as a walk found them whole, if one has.
+    var walkedRecords: [Located]? {
+        switch layout {
+        case .located(let records): records
+        case .table: walked.withLock { $0 }
+        }
+    }
+
+    /// Keeps the records a walk found whole, for the walks after it.
+    func rememberWalk(_ records: [Located]) {
+        guard case .table = layout else { return }
+        walked.withLock { $0 = records }
     }
 
     /// Where the records lie that the table places; `nil` for a snapshot in format 1.
