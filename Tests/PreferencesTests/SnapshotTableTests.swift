@@ -182,6 +182,30 @@ struct SnapshotTableTests {
             old.changes(to: new) == [EntryChange(key: ResolvedKey(namespace: "app", name: "key7"), value: .signed(70))])
     }
 
+    /// A snapshot walked whole once is compared, the next time, from the records that walk kept:
+    /// what changed is the same either way, as in a store that catches up twice.
+    @Test func aSnapshotWalkedOnceIsComparedFromWhatTheWalkKept() throws {
+        var changed = Self.entries
+        changed[ResolvedKey(namespace: "app", name: "key3")] = .signed(30)
+        changed[ResolvedKey(namespace: "app", name: "key15")] = nil
+        changed[ResolvedKey(namespace: "app", name: "key20")] = .signed(20)
+        var later = changed
+        later[ResolvedKey(namespace: "app", name: "key9")] = .signed(90)
+        let first = try #require(SnapshotLayout.index(of: SnapshotFile.encode(Self.entries, generation: 1)))
+        let second = try #require(SnapshotLayout.index(of: SnapshotFile.encode(changed, generation: 2)))
+        let third = try #require(SnapshotLayout.index(of: SnapshotFile.encode(later, generation: 3)))
+        let expected = EntryChange.differences(from: Self.entries, to: changed)
+        let fresh = try #require(first.changes(to: second))
+        #expect(Set(fresh.map(\.key)) == Set(expected.map(\.key)))
+        // Both have been walked whole: the same changes again, then on to a third from the second.
+        #expect(first.changes(to: second) == fresh)
+        #expect(
+            try #require(second.changes(to: third)) == [
+                EntryChange(key: ResolvedKey(namespace: "app", name: "key9"), value: .signed(90))
+            ])
+        #expect(second.decodeAll().entries == changed)
+    }
+
     /// A store whose snapshot's table places records wrongly: its compaction keeps a copy, reports
     /// the table, and writes every entry in a snapshot whose table is right.
     @Test func aCompactionRewritesATableThatPlacesRecordsWrongly() throws {
