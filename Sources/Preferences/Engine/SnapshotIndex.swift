@@ -29,17 +29,23 @@ final class SnapshotIndex: Sendable {
     /// Whether every key's namespace and name are ASCII, so that a binary search over bytes finds
     /// what comparing strings would.
     let keysAreASCII: Bool
-    /// Each key's record, for lookups that bytes cannot answer; made when first needed.
-    ///
-    /// A ``KeyTable``, not a dictionary: a dictionary keyed by ``ResolvedKey`` has the runtime
-    /// search every loaded library for the key's conformance to `Hashable` the first time in a
-    /// process, which costs more than opening a store of 10,000 keys. A table finds a key as a
-    /// dictionary does, by the hash of its strings and `==`.
-    private let positions = Locked<KeyTable<Int>?>(nil)
+    /// What the index learns after it is made, under one lock: one generic type fewer for the
+    /// runtime to make when a process first opens a store.
+    private let learned = Locked(Learned())
 
-    /// The records in order of key, once a walk over all of them found the table places them
-    /// whole (see ``Cursor``); a snapshot in format 1 has them from the start.
-    private let walked = Locked<[Located]?>(nil)
+    /// What an index learns as it is used.
+    private struct Learned {
+        /// Each key's record, for lookups that bytes cannot answer; made when first needed.
+        ///
+        /// A ``KeyTable``, not a dictionary: a dictionary keyed by ``ResolvedKey`` has the runtime
+        /// search every loaded library for the key's conformance to `Hashable` the first time in
+        /// a process, which costs more than opening a store of 10,000 keys. A table finds a key as
+        /// a dictionary does, by the hash of its strings and `==`.
+        var positions: KeyTable<Int>?
+        /// The records in order of key, once a walk over all of them found the table places them
+        /// whole (see ``Cursor``); a snapshot in format 1 has them from the start.
+        var walked: [Located]?
+    }
 
     /// How the index finds the record at each position, in order of key.
     private enum Layout {
@@ -128,14 +134,14 @@ final class SnapshotIndex: Sendable {
     var walkedRecords: [Located]? {
         switch layout {
         case .located(let records): records
-        case .table: walked.withLock { $0 }
+        case .table: learned.withLock { $0.walked }
         }
     }
 
     /// Keeps the records a walk found whole, for the walks after it.
     func rememberWalk(_ records: [Located]) {
         guard case .table = layout else { return }
-        walked.withLock { $0 = records }
+        learned.withLock { $0.walked = records }
     }
 
     /// Where the records lie that the table places; `nil` for a snapshot in format 1.
@@ -238,8 +244,8 @@ final class SnapshotIndex: Sendable {
     /// Finds `key` as a dictionary finds it, through one of every key; where a key is in the
     /// snapshot twice as canonically equivalent strings, the later record wins, as in decoding.
     private func positionByEquality(of key: ResolvedKey) -> Int? {
-        positions.withLock { positions in
-            if positions == nil {
+        learned.withLock { learned in
+            if learned.positions == nil {
                 var made = KeyTable<Int>(minimumCapacity: count)
                 var keys = KeyMaker(file: file)
                 for position in 0..<count {
@@ -247,9 +253,9 @@ final class SnapshotIndex: Sendable {
                         made[keys.key(of: record)] = position
                     }
                 }
-                positions = made
+                learned.positions = made
             }
-            return positions?[key]
+            return learned.positions?[key]
         }
     }
 }
