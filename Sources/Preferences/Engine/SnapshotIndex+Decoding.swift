@@ -42,8 +42,7 @@ extension SnapshotIndex {
         /// Takes the entry of a record of one set entry.
         mutating func take(_ record: Located) {
             let key = keys.key(of: record)
-            var reader = ByteReader(file.copy(of: record.value), range: 0..<record.value.count)
-            if let value = try? StoredValue(from: &reader), reader.isAtEnd {
+            if let value = record.decodeValue(in: file) {
                 entries[key] = value
             } else {
                 entries.removeValue(forKey: key)

@@ -22,6 +22,14 @@ extension SnapshotIndex {
         /// Where the record ends: its value is the last of it.
         var valueEnd: Int { Int(end) }
 
+        /// The record's value in `file`, decoded from a copy of its bytes; `nil` if it does not
+        /// decode.
+        func decodeValue(in file: FileBytes) -> StoredValue? {
+            var reader = ByteReader(file.copy(of: value), range: 0..<value.count)
+            guard let decoded = try? StoredValue(from: &reader), reader.isAtEnd else { return nil }
+            return decoded
+        }
+
         /// The key's bytes in `buffer`, the bytes the record lies in, for ``compareKeys(_:_:)``.
         func key(in buffer: UnsafeBufferPointer<UInt8>) -> KeyBytes {
             (part(buffer, namespace), part(buffer, name))

@@ -184,19 +184,15 @@ final class SnapshotIndex: Sendable {
         return (decoded.entries, decoded.unreadable, true)
     }
 
+    /// The record's key, made as strings.
     func key(of record: Located) -> ResolvedKey {
-        let buffer = file.buffer
-        return ResolvedKey(
-            namespace: String(decoding: part(buffer, record.namespace), as: UTF8.self),
-            name: String(decoding: part(buffer, record.name), as: UTF8.self)
-        )
+        var keys = KeyMaker(file: file)
+        return keys.key(of: record)
     }
 
-    /// The record's value, decoded from a copy of its bytes; `nil` if it does not decode.
+    /// The record's value, decoded; `nil` if it does not decode.
     func decodeValue(of record: Located) -> StoredValue? {
-        var reader = ByteReader(file.copy(of: record.value), range: 0..<record.value.count)
-        guard let value = try? StoredValue(from: &reader), reader.isAtEnd else { return nil }
-        return value
+        record.decodeValue(in: file)
     }
 
     /// The position of the record of `key`.

@@ -45,11 +45,6 @@ struct SnapshotTable {
         Int(exactly: loadUInt32(buffer, at: offsetsStart + 4 * position))
     }
 
-    /// Where the offset of the record at `position` lies, for a report of a record it places wrongly.
-    func entry(at position: Int) -> Range<Int> {
-        (offsetsStart + 4 * position)..<(offsetsStart + 4 * position + 4)
-    }
-
     /// Appends the table of records starting at `offsets`, framed.
     static func append(offsets: [UInt32], keysAreASCII: Bool, to writer: inout some FrameSink) {
         RecordFrame.appendFrame(to: &writer) { writer in
